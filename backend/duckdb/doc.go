@@ -1,0 +1,52 @@
+// Package duckdb is the embedded DuckDB backend of dpsql (the only package that uses cgo).
+//
+// Open returns a *DB that implements backend.Backend over database/sql with the duckdb-go
+// driver, holding exactly one connection (SetMaxOpenConns(1)). DuckDB settings such as
+// threads, memory_limit and the lockdown below are global to a DuckDB instance, so they are
+// applied once, right after opening, through that connection.
+//
+// # Analyst mode
+//
+// A DB opened with Mode backend.Analyst (the zero value, so the safe default) is locked down
+// before Open returns:
+//
+//	SET allowed_paths = [...]            -- the files the owner's views read (see below)
+//	SET autoinstall_known_extensions = false
+//	SET autoload_known_extensions = false
+//	SET allow_community_extensions = false
+//	SET enable_external_access = false   -- no file, network, ATTACH, COPY, INSTALL/LOAD, getenv
+//	SET lock_configuration = true        -- and no SET/RESET can undo any of it
+//
+// Query and Exec then run each statement inside BEGIN TRANSACTION READ ONLY, so nothing they
+// run can write. Tx is read-write in both modes because the ledger must record spends; the
+// engine never passes analyst text to Tx.
+//
+// Views that the owner defines over files (CREATE VIEW v AS SELECT * FROM
+// read_csv('data/x.csv')) keep working in analyst mode: Open collects the files named in the
+// views of the database (ViewFiles) and adds them, with Options.AllowedPaths, to DuckDB's
+// allowed_paths before disabling external access. Glob patterns add their directory to
+// allowed_directories. Relative paths in views resolve against the process working directory
+// at query time, exactly as DuckDB resolves them; ViewFiles resolves them against the working
+// directory when Open runs and records absolute paths, so run dpsql from the directory the
+// owner created the views in (or use absolute paths in views).
+//
+// The allowed files are readable by any SQL on the connection, not only through the views:
+// the lockdown is defence in depth for the engine, whose analyzer must refuse table functions
+// and file names in analyst queries (only catalog relations may be named).
+//
+// Within one process, duckdb-go shares one DuckDB instance between all opens of the same
+// database file, and with it the global settings: a file cannot be open in owner mode while it
+// is open in analyst mode in the same process (Open reports an error), and several analyst
+// opens share one lockdown.
+//
+// # Values
+//
+// Query returns Go values: int64 for all integer types up to BIGINT, including unsigned ones
+// (UBIGINT values above math.MaxInt64 become *big.Int); *big.Int for HUGEINT, UHUGEINT and
+// BIGNUM; float64 for FLOAT, DOUBLE and DECIMAL (DECIMAL is rounded to the nearest float64:
+// dpsql sums exactly in HUGEINT and never relies on DECIMAL exactness); string for VARCHAR,
+// ENUM, BIT, UUID (canonical form) and INTERVAL (as DuckDB prints it); bool; time.Time for
+// DATE, TIME and TIMESTAMP types; []byte for BLOB; []any for LIST and ARRAY; map[string]any for
+// STRUCT; map[any]any for MAP; the member value for UNION; nil for NULL. Types are DuckDB's
+// type names in upper case ("BIGINT", "DECIMAL(18,3)", "VARCHAR[]").
+package duckdb

@@ -1,0 +1,335 @@
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	duckdbdrv "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dpsql/dpsql/backend"
+)
+
+var _ backend.Backend = (*DB)(nil)
+
+// Options configures Open.
+type Options struct {
+	// Mode is backend.Analyst (the zero value: locked down, see the package comment) or
+	// backend.Owner (unrestricted).
+	Mode backend.Mode
+	// ReadOnly opens a database file in DuckDB's READ_ONLY access mode (ignored in memory).
+	ReadOnly bool
+	// Threads is DuckDB's worker thread count; 0 keeps DuckDB's default (the number of cores).
+	Threads int
+	// MemoryLimit is DuckDB's memory_limit, such as "2GB"; "" keeps DuckDB's default.
+	MemoryLimit string
+	// AllowedPaths are files analyst mode may read besides those the views of the database
+	// name (which Open finds itself, see ViewFiles). Relative paths resolve against the
+	// working directory. Ignored in owner mode, which may read anything.
+	AllowedPaths []string
+	// AllowedDirectories are directories whose files analyst mode may read (DuckDB's
+	// allowed_directories), for views over globs that ViewFiles does not cover.
+	AllowedDirectories []string
+}
+
+// DB is an open DuckDB database. It is safe for concurrent use; statements run one at a time
+// on its single connection.
+type DB struct {
+	db   *sql.DB
+	mode backend.Mode
+}
+
+// MaxTxAttempts is how many times Tx runs its function before giving up on transaction
+// conflicts.
+const MaxTxAttempts = 20
+
+// Open opens the DuckDB database file at path ("" for a new in-memory database) and, in
+// analyst mode, locks it down before returning. ctx bounds the setup statements.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if opts.Mode != backend.Analyst && opts.Mode != backend.Owner {
+		return nil, fmt.Errorf("duckdb: unknown mode %d", opts.Mode)
+	}
+	if opts.Threads < 0 {
+		return nil, fmt.Errorf("duckdb: Threads must not be negative, got %d", opts.Threads)
+	}
+	dsn := path
+	if path != "" && opts.ReadOnly {
+		dsn = path + "?" + url.Values{"access_mode": {"READ_ONLY"}}.Encode()
+	}
+	conn, err := duckdbdrv.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: open %q: %w", path, err)
+	}
+	sdb := sql.OpenDB(conn) // closes conn when closed
+	sdb.SetMaxOpenConns(1)
+	sdb.SetMaxIdleConns(1)
+	sdb.SetConnMaxLifetime(0)
+	sdb.SetConnMaxIdleTime(0)
+	d := &DB{db: sdb, mode: opts.Mode}
+	if err := d.setup(ctx, opts); err != nil {
+		return nil, errors.Join(err, sdb.Close())
+	}
+	return d, nil
+}
+
+func (d *DB) setup(ctx context.Context, opts Options) error {
+	locked, err := d.settingBool(ctx, "lock_configuration")
+	if err != nil {
+		return err
+	}
+	if locked {
+		// Another open of the same file in this process already locked the shared instance.
+		if opts.Mode == backend.Owner {
+			return errors.New("duckdb: the database is already open in analyst mode in this process; close it before opening it as owner")
+		}
+		ext, err := d.settingBool(ctx, "enable_external_access")
+		if err != nil {
+			return err
+		}
+		if ext {
+			return errors.New("duckdb: the database's configuration is locked with external access enabled; cannot lock it down")
+		}
+		return nil
+	}
+	var stmts []string
+	if opts.Threads > 0 {
+		stmts = append(stmts, "SET threads = "+strconv.Itoa(opts.Threads))
+	}
+	if opts.MemoryLimit != "" {
+		stmts = append(stmts, "SET memory_limit = "+quote(opts.MemoryLimit))
+	}
+	if opts.Mode == backend.Analyst {
+		files, dirs, err := ViewFiles(ctx, d)
+		if err != nil {
+			return err
+		}
+		files = append(files, opts.AllowedPaths...)
+		dirs = append(dirs, opts.AllowedDirectories...)
+		if len(files) > 0 {
+			stmts = append(stmts, "SET allowed_paths = "+list(files))
+		}
+		if len(dirs) > 0 {
+			stmts = append(stmts, "SET allowed_directories = "+list(dirs))
+		}
+		stmts = append(stmts,
+			"SET autoinstall_known_extensions = false",
+			"SET autoload_known_extensions = false",
+			"SET allow_community_extensions = false",
+			"SET enable_external_access = false",
+			"SET lock_configuration = true",
+		)
+	}
+	for _, s := range stmts {
+		if _, err := d.db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("duckdb: %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+func (d *DB) settingBool(ctx context.Context, name string) (bool, error) {
+	var v bool
+	if err := d.db.QueryRowContext(ctx, "SELECT current_setting('"+name+"')::BOOLEAN").Scan(&v); err != nil {
+		return false, fmt.Errorf("duckdb: read setting %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// quote renders s as a SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func list(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// Dialect is backend.DuckDB.
+func (d *DB) Dialect() backend.Dialect { return backend.DuckDB }
+
+// Mode is the mode the database was opened in.
+func (d *DB) Mode() backend.Mode { return d.mode }
+
+// Close closes the database.
+func (d *DB) Close() error { return d.db.Close() }
+
+// Query runs one statement and reads all its rows. In analyst mode it runs inside a read-only
+// transaction. Cancelling ctx interrupts the statement.
+func (d *DB) Query(ctx context.Context, query string, args ...any) (*backend.Rows, error) {
+	if d.mode == backend.Owner {
+		return queryRows(ctx, d.db, query, args)
+	}
+	var rows *backend.Rows
+	err := d.readOnly(ctx, func(c *sql.Conn) error {
+		var err error
+		rows, err = queryRows(ctx, c, query, args)
+		return err
+	})
+	return rows, err
+}
+
+// Exec runs one statement that returns no rows. In analyst mode it runs inside a read-only
+// transaction, so it cannot write.
+func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
+	if d.mode == backend.Owner {
+		_, err := d.db.ExecContext(ctx, query, args...)
+		return wrap(err)
+	}
+	return d.readOnly(ctx, func(c *sql.Conn) error {
+		_, err := c.ExecContext(ctx, query, args...)
+		return wrap(err)
+	})
+}
+
+// readOnly runs fn on the connection inside BEGIN TRANSACTION READ ONLY.
+func (d *DB) readOnly(ctx context.Context, fn func(*sql.Conn) error) error {
+	c, err := d.db.Conn(ctx)
+	if err != nil {
+		return wrap(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION READ ONLY"); err != nil {
+		return wrap(err)
+	}
+	if err := fn(c); err != nil {
+		return errors.Join(err, rollback(ctx, c))
+	}
+	if _, err := c.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
+		return errors.Join(wrap(err), rollback(ctx, c))
+	}
+	return nil
+}
+
+func rollback(ctx context.Context, c *sql.Conn) error {
+	if _, err := c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+		return fmt.Errorf("duckdb: rollback: %w", err)
+	}
+	return nil
+}
+
+// Tx runs fn in one transaction and commits if fn returns nil, retrying fn (up to
+// MaxTxAttempts times, with jittered backoff) when DuckDB reports a transaction conflict. fn
+// must use only the Querier it is given: the DB's single connection is busy until Tx returns.
+func (d *DB) Tx(ctx context.Context, fn func(backend.Querier) error) error {
+	backoff := time.Millisecond
+	var err error
+	for attempt := 1; attempt <= MaxTxAttempts; attempt++ {
+		err = d.tx(ctx, fn)
+		if err == nil || !IsConflict(err) {
+			return err
+		}
+		wait := backoff/2 + rand.N(backoff)
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+		if backoff < 100*time.Millisecond {
+			backoff *= 2
+		}
+	}
+	return fmt.Errorf("duckdb: transaction still conflicting after %d attempts: %w", MaxTxAttempts, err)
+}
+
+func (d *DB) tx(ctx context.Context, fn func(backend.Querier) error) error {
+	c, err := d.db.Conn(ctx)
+	if err != nil {
+		return wrap(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return wrap(err)
+	}
+	if err := fn(connQuerier{c}); err != nil {
+		return errors.Join(err, rollback(ctx, c))
+	}
+	if _, err := c.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
+		// A failed COMMIT leaves DuckDB's transaction aborted; end it.
+		return errors.Join(wrap(err), rollback(ctx, c))
+	}
+	return nil
+}
+
+// connQuerier runs statements on a connection that is inside a transaction.
+type connQuerier struct{ c *sql.Conn }
+
+func (q connQuerier) Query(ctx context.Context, query string, args ...any) (*backend.Rows, error) {
+	return queryRows(ctx, q.c, query, args)
+}
+
+func (q connQuerier) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := q.c.ExecContext(ctx, query, args...)
+	return wrap(err)
+}
+
+// IsConflict reports whether err is a DuckDB transaction conflict, after which the
+// transaction can be retried.
+func IsConflict(err error) bool {
+	var de *duckdbdrv.Error
+	return errors.As(err, &de) && de.Type == duckdbdrv.ErrorTypeTransaction &&
+		strings.Contains(strings.ToLower(de.Msg), "conflict")
+}
+
+// wrap marks driver errors as coming from DuckDB, keeping them for errors.As.
+func wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("duckdb: %w", err)
+}
+
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func queryRows(ctx context.Context, q queryer, query string, args []any) (*backend.Rows, error) {
+	rs, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, wrap(err)
+	}
+	cts, err := rs.ColumnTypes()
+	if err != nil {
+		return nil, wrap(err)
+	}
+	out := &backend.Rows{Columns: cols, Types: make([]string, len(cts))}
+	for i, ct := range cts {
+		out.Types[i] = strings.ToUpper(ct.DatabaseTypeName())
+	}
+	dest := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range dest {
+		ptrs[i] = &dest[i]
+	}
+	for rs.Next() {
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, wrap(err)
+		}
+		row := make([]any, len(cols))
+		for i, v := range dest {
+			row[i] = convert(v, out.Types[i])
+			dest[i] = nil
+		}
+		out.Values = append(out.Values, row)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, wrap(err)
+	}
+	if err := ctx.Err(); err != nil {
+		// database/sql may stop reading rows early on cancellation without reporting it.
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// table is a relation of the database with its columns in order.
+type table struct {
+	name    string // as analysts name it: "t" in the current schema, else "schema.t"
+	columns []catalog.Column
+}
+
+// tablesOf reads the relations and columns of the database from information_schema,
+// excluding the dpsql schema and the system schemas. Keys are lower-case names.
+func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error) {
+	rows, err := q.Query(ctx, `SELECT table_schema, table_name, column_name, data_type,
+			CASE WHEN table_schema = current_schema() THEN 1 ELSE 0 END
+		FROM information_schema.columns
+		WHERE table_catalog = current_database()
+			AND table_schema NOT IN ('dpsql', 'information_schema', 'pg_catalog')
+		ORDER BY table_schema, table_name, ordinal_position`)
+	if err != nil {
+		return nil, fmt.Errorf("store: read columns: %w", err)
+	}
+	out := map[string]*table{}
+	for _, r := range rows.Values {
+		schema, name := asString(r[0]), asString(r[1])
+		current, err := asInt(r[4])
+		if err != nil {
+			return nil, err
+		}
+		if current == 0 {
+			name = schema + "." + name
+		}
+		key := strings.ToLower(name)
+		t := out[key]
+		if t == nil {
+			t = &table{name: name}
+			out[key] = t
+		}
+		t.columns = append(t.columns, catalog.Column{Name: asString(r[2]), Type: strings.ToUpper(asString(r[3]))})
+	}
+	return out, nil
+}
+
+// LoadCatalog reads the privacy policy and the columns of the relations it names. Relations
+// without a policy are hidden and not part of the catalog. A policy naming a relation that no
+// longer exists, or a privacy unit column that no longer exists, is an error that names them.
+func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, error) {
+	if err := requireInit(ctx, q); err != nil {
+		return nil, err
+	}
+	pol, err := q.Query(ctx, `SELECT name, kind, privacy_unit FROM dpsql.relations ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("store: read dpsql.relations: %w", err)
+	}
+	tabs, err := tablesOf(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var rels []*catalog.Relation
+	var missing, badUnit []string
+	for _, r := range pol.Values {
+		name, kindText, unit := asString(r[0]), asString(r[1]), asString(r[2])
+		kind, ok := catalog.ParseKind(kindText)
+		if !ok {
+			return nil, fmt.Errorf("store: relation %s has unknown kind %q in dpsql.relations", name, kindText)
+		}
+		t := tabs[strings.ToLower(name)]
+		if t == nil {
+			missing = append(missing, name)
+			continue
+		}
+		rel := &catalog.Relation{Name: t.name, Kind: kind, Columns: t.columns}
+		if kind == catalog.Private {
+			c, ok := rel.Column(unit)
+			if !ok {
+				badUnit = append(badUnit, fmt.Sprintf("%s.%s", name, unit))
+				continue
+			}
+			rel.PrivacyUnit = c.Name
+		}
+		rels = append(rels, rel)
+	}
+	if len(missing) > 0 || len(badUnit) > 0 {
+		var parts []string
+		if len(missing) > 0 {
+			parts = append(parts, "relations that do not exist: "+strings.Join(missing, ", "))
+		}
+		if len(badUnit) > 0 {
+			parts = append(parts, "privacy unit columns that do not exist: "+strings.Join(badUnit, ", "))
+		}
+		return nil, sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedTable,
+			"the privacy policy names %s", strings.Join(parts, "; ")).
+			WithHint("the data owner must recreate them or remove their policy")
+	}
+	return catalog.New(rels...), nil
+}
+
+// resolve finds relation in the database, or returns an UndefinedTable error.
+func resolve(ctx context.Context, q backend.Querier, relation string) (*table, error) {
+	tabs, err := tablesOf(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	t := tabs[strings.ToLower(relation)]
+	if t == nil {
+		names := make([]string, 0, len(tabs))
+		for _, t := range tabs {
+			names = append(names, t.name)
+		}
+		sort.Strings(names)
+		e := sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedTable, "relation %q does not exist", relation)
+		if len(names) > 0 {
+			e.WithHint("existing relations: %s", strings.Join(names, ", "))
+		}
+		return nil, e
+	}
+	return t, nil
+}
+
+const upsert = `INSERT INTO dpsql.relations (name, kind, privacy_unit) VALUES ($1, $2, $3)
+	ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, privacy_unit = excluded.privacy_unit`
+
+// SetPrivate marks relation private with privacyUnit as its privacy unit column, which must
+// exist. It replaces any earlier policy of the relation.
+func SetPrivate(ctx context.Context, q backend.Querier, relation, privacyUnit string) error {
+	if err := requireInit(ctx, q); err != nil {
+		return err
+	}
+	t, err := resolve(ctx, q, relation)
+	if err != nil {
+		return err
+	}
+	rel := catalog.Relation{Name: t.name, Columns: t.columns}
+	c, ok := rel.Column(privacyUnit)
+	if !ok {
+		names := make([]string, len(t.columns))
+		for i, c := range t.columns {
+			names[i] = c.Name
+		}
+		return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedColumn,
+			"relation %s has no column %q to be its privacy unit", t.name, privacyUnit).
+			WithHint("its columns are: %s", strings.Join(names, ", "))
+	}
+	return q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Private.String(), c.Name)
+}
+
+// SetPublic marks relation public, replacing any earlier policy of it.
+func SetPublic(ctx context.Context, q backend.Querier, relation string) error {
+	if err := requireInit(ctx, q); err != nil {
+		return err
+	}
+	t, err := resolve(ctx, q, relation)
+	if err != nil {
+		return err
+	}
+	return q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Public.String(), nil)
+}
+
+// Unset removes relation's policy, hiding it from analysts. It works for relations that no
+// longer exist too; a relation without a policy is an error.
+func Unset(ctx context.Context, q backend.Querier, relation string) error {
+	if err := requireInit(ctx, q); err != nil {
+		return err
+	}
+	key := strings.ToLower(relation)
+	rows, err := q.Query(ctx, `SELECT name FROM dpsql.relations WHERE name = $1`, key)
+	if err != nil {
+		return fmt.Errorf("store: read dpsql.relations: %w", err)
+	}
+	if len(rows.Values) == 0 {
+		return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedTable, "relation %q has no privacy policy to remove", relation)
+	}
+	return q.Exec(ctx, `DELETE FROM dpsql.relations WHERE name = $1`, key)
+}

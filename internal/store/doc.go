@@ -1,0 +1,21 @@
+// Package store keeps dpsql's own state in the database it protects, in a schema named dpsql,
+// so that a database file carries its own privacy policy and budget:
+//
+//	dpsql.relations (name TEXT PRIMARY KEY, kind TEXT, privacy_unit TEXT)
+//	dpsql.budget    (one row, id = 1: is_set, unlimited, total and spent epsilon and delta,
+//	                 spends: a counter every spend increments, which serialises spends)
+//	dpsql.charges   (id BIGINT PRIMARY KEY, at TIMESTAMP, epsilon, delta, query TEXT)
+//
+// It works through backend.Backend, backend.Querier and backend.Tx only, with SQL that DuckDB
+// and PostgreSQL both accept unchanged: CREATE SCHEMA/TABLE IF NOT EXISTS, INSERT ... ON
+// CONFLICT, information_schema, $1-style parameters, and the types TEXT, BIGINT, BOOLEAN,
+// DOUBLE PRECISION and TIMESTAMP (UTC). No sequences: a charge's id is max(id)+1 computed in
+// the spending transaction.
+//
+// Relation names are stored in lower case. A relation in the connection's current schema
+// (main in DuckDB, public in PostgreSQL) is named by its table name; one in another schema by
+// "schema.table".
+//
+// A database that was never initialised (a plain DuckDB file, or one opened read-only before
+// the owner ran Init) gives errors wrapping ErrNotInitialized.
+package store

@@ -1,0 +1,137 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/ledger"
+)
+
+var _ ledger.Store = (*LedgerStore)(nil)
+
+// LedgerStore keeps the budget in dpsql.budget and dpsql.charges. It implements ledger.Store.
+//
+// Spend runs in one b.Tx: it first increments dpsql.budget.spends, so two concurrent spends
+// always write the same row and conflict (DuckDB and PostgreSQL's serializable isolation then
+// abort one, which Tx retries; under PostgreSQL's READ COMMITTED the row lock makes the second
+// wait and its later reads see the first's commit). Then it reads the status, calls allow,
+// adds the cost to the spent totals and inserts the charge.
+type LedgerStore struct {
+	b backend.Backend
+}
+
+// NewLedgerStore returns the ledger store of the database b.
+func NewLedgerStore(b backend.Backend) *LedgerStore { return &LedgerStore{b: b} }
+
+// Status reads the budget.
+func (s *LedgerStore) Status(ctx context.Context) (ledger.Status, error) {
+	st, err := readStatus(ctx, s.b)
+	return st, explain(ctx, s.b, err)
+}
+
+func readStatus(ctx context.Context, q backend.Querier) (ledger.Status, error) {
+	rows, err := q.Query(ctx, `SELECT is_set, unlimited, total_epsilon, total_delta, spent_epsilon, spent_delta
+		FROM dpsql.budget WHERE id = 1`)
+	if err != nil {
+		return ledger.Status{}, fmt.Errorf("store: read dpsql.budget: %w", err)
+	}
+	if len(rows.Values) != 1 {
+		return ledger.Status{}, notInitialized()
+	}
+	r := rows.Values[0]
+	var st ledger.Status
+	if st.Set, err = asBool(r[0]); err != nil {
+		return st, err
+	}
+	if st.Unlimited, err = asBool(r[1]); err != nil {
+		return st, err
+	}
+	for i, p := range []*float64{&st.Total.Epsilon, &st.Total.Delta, &st.Spent.Epsilon, &st.Spent.Delta} {
+		if *p, err = asFloat(r[2+i]); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// SetTotal sets the total budget (or lifts the limit) and marks the budget set. What was spent
+// stays spent.
+func (s *LedgerStore) SetTotal(ctx context.Context, total ledger.Budget, unlimited bool) error {
+	err := s.b.Tx(ctx, func(q backend.Querier) error {
+		if _, err := readStatus(ctx, q); err != nil {
+			return err
+		}
+		return q.Exec(ctx, `UPDATE dpsql.budget SET is_set = TRUE, unlimited = $1,
+			total_epsilon = $2, total_delta = $3 WHERE id = 1`, unlimited, total.Epsilon, total.Delta)
+	})
+	return explain(ctx, s.b, err)
+}
+
+// Spend records c if allow accepts the status read in the same transaction, and returns the
+// status after the charge. If allow refuses, nothing is recorded and allow's error is
+// returned unchanged.
+func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(ledger.Status) error) (ledger.Status, error) {
+	var after ledger.Status
+	err := s.b.Tx(ctx, func(q backend.Querier) error {
+		if err := q.Exec(ctx, `UPDATE dpsql.budget SET spends = spends + 1 WHERE id = 1`); err != nil {
+			return err
+		}
+		st, err := readStatus(ctx, q)
+		if err != nil {
+			return err
+		}
+		if err := allow(st); err != nil {
+			return err
+		}
+		st.Spent.Epsilon += c.Cost.Epsilon
+		st.Spent.Delta += c.Cost.Delta
+		if err := q.Exec(ctx, `UPDATE dpsql.budget SET spent_epsilon = $1, spent_delta = $2 WHERE id = 1`,
+			st.Spent.Epsilon, st.Spent.Delta); err != nil {
+			return err
+		}
+		rows, err := q.Query(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM dpsql.charges`)
+		if err != nil {
+			return err
+		}
+		id, err := asInt(rows.Values[0][0])
+		if err != nil {
+			return err
+		}
+		if err := q.Exec(ctx, `INSERT INTO dpsql.charges (id, at, epsilon, delta, query) VALUES ($1, $2, $3, $4, $5)`,
+			id, c.At.UTC(), c.Cost.Epsilon, c.Cost.Delta, c.Query); err != nil {
+			return err
+		}
+		after = st
+		return nil
+	})
+	if err != nil {
+		return ledger.Status{}, explain(ctx, s.b, err)
+	}
+	return after, nil
+}
+
+// Charges lists the recorded charges in the order they were made, for the owner's audit.
+func (s *LedgerStore) Charges(ctx context.Context) ([]ledger.Charge, error) {
+	rows, err := s.b.Query(ctx, `SELECT at, epsilon, delta, query FROM dpsql.charges ORDER BY id`)
+	if err != nil {
+		return nil, explain(ctx, s.b, fmt.Errorf("store: read dpsql.charges: %w", err))
+	}
+	out := make([]ledger.Charge, 0, len(rows.Values))
+	for _, r := range rows.Values {
+		var c ledger.Charge
+		if t, ok := r[0].(time.Time); ok {
+			c.At = t.UTC()
+		}
+		if c.Cost.Epsilon, err = asFloat(r[1]); err != nil {
+			return nil, err
+		}
+		if c.Cost.Delta, err = asFloat(r[2]); err != nil {
+			return nil, err
+		}
+		c.Query = asString(r[3])
+		out = append(out, c)
+	}
+	return out, nil
+}

@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// Schema is the name of the schema dpsql keeps its state in. Its tables are never part of a
+// catalog.
+const Schema = "dpsql"
+
+// ErrNotInitialized is wrapped by the errors of operations on a database that has no dpsql
+// schema yet.
+var ErrNotInitialized = errors.New("the database has no dpsql schema")
+
+var tables = []string{"budget", "charges", "relations"}
+
+var initStmts = []string{
+	`CREATE SCHEMA IF NOT EXISTS dpsql`,
+	`CREATE TABLE IF NOT EXISTS dpsql.relations (
+		name TEXT PRIMARY KEY,
+		kind TEXT NOT NULL,
+		privacy_unit TEXT
+	)`,
+	`CREATE TABLE IF NOT EXISTS dpsql.budget (
+		id BIGINT PRIMARY KEY,
+		is_set BOOLEAN NOT NULL,
+		unlimited BOOLEAN NOT NULL,
+		total_epsilon DOUBLE PRECISION NOT NULL,
+		total_delta DOUBLE PRECISION NOT NULL,
+		spent_epsilon DOUBLE PRECISION NOT NULL,
+		spent_delta DOUBLE PRECISION NOT NULL,
+		spends BIGINT NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS dpsql.charges (
+		id BIGINT PRIMARY KEY,
+		at TIMESTAMP NOT NULL,
+		epsilon DOUBLE PRECISION NOT NULL,
+		delta DOUBLE PRECISION NOT NULL,
+		query TEXT NOT NULL
+	)`,
+	`INSERT INTO dpsql.budget (id, is_set, unlimited, total_epsilon, total_delta, spent_epsilon, spent_delta, spends)
+		VALUES (1, FALSE, FALSE, 0, 0, 0, 0, 0) ON CONFLICT (id) DO NOTHING`,
+}
+
+// Init creates the dpsql schema and its tables if they are missing. It is idempotent, and
+// writes nothing when they exist (so it succeeds on an initialised read-only database). On a
+// database that cannot be written it returns an error that says so.
+func Init(ctx context.Context, b backend.Backend) error {
+	ok, err := initialized(ctx, b)
+	if err != nil {
+		return err
+	}
+	if ok {
+		return nil
+	}
+	err = b.Tx(ctx, func(q backend.Querier) error {
+		for _, s := range initStmts {
+			if err := q.Exec(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: cannot create the dpsql schema (is the database read-only?): %w", err)
+	}
+	return nil
+}
+
+// initialized reports whether all of dpsql's tables exist.
+func initialized(ctx context.Context, q backend.Querier) (bool, error) {
+	rows, err := q.Query(ctx, `SELECT table_name FROM information_schema.tables
+		WHERE table_schema = $1 AND table_catalog = current_database()`, Schema)
+	if err != nil {
+		return false, fmt.Errorf("store: look for the dpsql schema: %w", err)
+	}
+	have := map[string]bool{}
+	for _, r := range rows.Values {
+		if s, ok := r[0].(string); ok {
+			have[strings.ToLower(s)] = true
+		}
+	}
+	for _, t := range tables {
+		if !have[t] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// notInitialized is the user-facing error for a database without the dpsql schema.
+func notInitialized() error {
+	return &sqlerr.Error{
+		Code:  sqlerr.ObjectNotInPrerequisite,
+		Msg:   "this database has no dpsql privacy policy yet",
+		Hint:  "the data owner must open it with dpsql as owner once, which creates the dpsql schema",
+		Cause: ErrNotInitialized,
+	}
+}
+
+// explain replaces err by the not-initialised error when that is its cause.
+func explain(ctx context.Context, q backend.Querier, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, isSQL := sqlerr.As(err); isSQL {
+		return err
+	}
+	if ok, cerr := initialized(ctx, q); cerr == nil && !ok {
+		return notInitialized()
+	}
+	return err
+}
+
+// requireInit returns the not-initialised error if the schema is missing.
+func requireInit(ctx context.Context, q backend.Querier) error {
+	ok, err := initialized(ctx, q)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notInitialized()
+	}
+	return nil
+}
+
+// asFloat reads a numeric value as the backends return it.
+func asFloat(v any) (float64, error) {
+	switch x := v.(type) {
+	case float64:
+		return x, nil
+	case int64:
+		return float64(x), nil
+	case *big.Int:
+		f, _ := new(big.Float).SetInt(x).Float64()
+		return f, nil
+	}
+	return 0, fmt.Errorf("store: expected a number, got %T", v)
+}
+
+func asInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case *big.Int:
+		if x.IsInt64() {
+			return x.Int64(), nil
+		}
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x), nil
+		}
+	}
+	return 0, fmt.Errorf("store: expected an integer, got %T %v", v, v)
+}
+
+func asBool(v any) (bool, error) {
+	if b, ok := v.(bool); ok {
+		return b, nil
+	}
+	return false, fmt.Errorf("store: expected a boolean, got %T", v)
+}
+
+func asString(v any) string {
+	s, _ := v.(string)
+	return s
+}

@@ -1,0 +1,116 @@
+package discrete
+
+import (
+	"math/big"
+	"math/bits"
+
+	"github.com/dpsql/dpsql/dp/internal/securerand"
+)
+
+// u128 is an unsigned 128-bit integer.
+type u128 struct{ hi, lo uint64 }
+
+func mul64(a, b uint64) u128 {
+	hi, lo := bits.Mul64(a, b)
+	return u128{hi, lo}
+}
+
+func (a u128) less(b u128) bool { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo) }
+
+func (a u128) sub(b u128) u128 {
+	lo, borrow := bits.Sub64(a.lo, b.lo, 0)
+	hi, _ := bits.Sub64(a.hi, b.hi, borrow)
+	return u128{hi, lo}
+}
+
+func (a u128) shl1() u128 { return u128{a.hi<<1 | a.lo>>63, a.lo << 1} }
+
+func (a u128) isZero() bool { return a.hi == 0 && a.lo == 0 }
+
+// bernoulliRatio returns true with probability num/den. It requires
+// num <= den, den > 0 and den < 2^127. It compares a uniform real U in [0,1),
+// generated bit by bit, with the binary expansion of num/den, also generated
+// digit by digit; it uses two random bits on average and is exact.
+func bernoulliRatio(src *securerand.Source, num, den u128) bool {
+	x := num
+	for {
+		x = x.shl1()
+		digit := !x.less(den)
+		if digit {
+			x = x.sub(den)
+		}
+		u := src.Bit()
+		if u != digit {
+			// U's bit is 0 where the ratio's is 1: U < num/den.
+			return digit
+		}
+	}
+}
+
+// bernoulliInv returns true with probability 1/k, for k >= 1.
+func bernoulliInv(src *securerand.Source, k uint64) bool {
+	if k == 1 {
+		return true
+	}
+	return bernoulliRatio(src, u128{0, 1}, u128{0, k})
+}
+
+// bernoulliExpFrac returns true with probability exp(-num/den) for
+// num <= den (CKS 2020, Algorithm 1). It draws A_k ~ Bernoulli(gamma/k) for
+// k = 1, 2, ... until one is 0, and answers whether that k is odd; each
+// Bernoulli(gamma/k) is the conjunction of Bernoulli(gamma) and
+// Bernoulli(1/k), which keeps every ratio within 128 bits.
+func bernoulliExpFrac(src *securerand.Source, num, den u128) bool {
+	k := uint64(1)
+	for {
+		a := bernoulliInv(src, k) && !num.isZero() && bernoulliRatio(src, num, den)
+		if !a {
+			return k%2 == 1
+		}
+		k++
+	}
+}
+
+// bernoulliExpMinusOne returns true with probability exp(-1).
+func bernoulliExpMinusOne(src *securerand.Source) bool {
+	k := uint64(1)
+	for bernoulliInv(src, k) {
+		k++
+	}
+	return k%2 == 1
+}
+
+// bernoulliExp returns true with probability exp(-num/den), for any num and
+// den > 0 below 2^127: exp(-gamma) = exp(-1)^floor(gamma) * exp(-frac), and
+// the product of independent Bernoulli draws is their conjunction, so the
+// loop stops at the first failure.
+func bernoulliExp(src *securerand.Source, num, den u128) bool {
+	for !num.less(den) {
+		if !bernoulliExpMinusOne(src) {
+			return false
+		}
+		num = num.sub(den)
+	}
+	return bernoulliExpFrac(src, num, den)
+}
+
+// bernoulliExpBig is bernoulliExp for numerators beyond 128 bits. It is only
+// reached with probability below 2^-30 per sample, so it favours clarity.
+func bernoulliExpBig(src *securerand.Source, num, den *big.Int) bool {
+	n := new(big.Int).Set(num)
+	for n.Cmp(den) >= 0 {
+		if !bernoulliExpMinusOne(src) {
+			return false
+		}
+		n.Sub(n, den)
+	}
+	// den < 2^127 here, so the remainder fits in 128 bits.
+	return bernoulliExpFrac(src, toU128(n), toU128(den))
+}
+
+func toU128(x *big.Int) u128 {
+	var lo, hi big.Int
+	lo.And(x, new(big.Int).SetUint64(^uint64(0)))
+	hi.Rsh(x, 64)
+	return u128{hi.Uint64(), lo.Uint64()}
+}

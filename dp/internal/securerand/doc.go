@@ -1,0 +1,12 @@
+// Package securerand is the only source of randomness of dpsql's privacy
+// mechanisms.
+//
+// A Source hands out uniform bits, 64-bit words and integers in a range. The
+// production Source, from New, reads the operating system's CSPRNG through
+// crypto/rand; it never falls back to math/rand. NewFromReader builds a Source
+// over any byte stream and exists for tests that need reproducible noise;
+// being internal to dp/, it cannot be reached by code outside the dp tree.
+//
+// A Source buffers bytes and is not safe for concurrent use; a mechanism that
+// may be called from several goroutines guards its Source with a mutex.
+package securerand

@@ -45,8 +45,10 @@
 // (UBIGINT values above math.MaxInt64 become *big.Int); *big.Int for HUGEINT, UHUGEINT and
 // BIGNUM; float64 for FLOAT, DOUBLE and DECIMAL (DECIMAL is rounded to the nearest float64:
 // dpsql sums exactly in HUGEINT and never relies on DECIMAL exactness); string for VARCHAR,
-// ENUM, BIT, UUID (canonical form) and INTERVAL (as DuckDB prints it); bool; time.Time for
-// DATE, TIME and TIMESTAMP types; []byte for BLOB; []any for LIST and ARRAY; map[string]any for
-// STRUCT; map[any]any for MAP; the member value for UNION; nil for NULL. Types are DuckDB's
-// type names in upper case ("BIGINT", "DECIMAL(18,3)", "VARCHAR[]").
+// ENUM, BIT, UUID (canonical form) and INTERVAL (text like "1 month 2 days 00:00:03"); bool;
+// time.Time for DATE, TIME and TIMESTAMP types; []byte for BLOB; []any for LIST and ARRAY;
+// map[string]any for STRUCT; map[any]any for MAP; the member value for UNION; nil for NULL.
+//
+// Types are DuckDB's type names as the driver spells them: upper case, with STRUCT field
+// names quoted as written ("BIGINT", "DECIMAL(18,3)", "VARCHAR[]", `STRUCT("a" INTEGER)`).
 package duckdb

@@ -306,7 +306,7 @@ func queryRows(ctx context.Context, q queryer, query string, args []any) (*backe
 	}
 	out := &backend.Rows{Columns: cols, Types: make([]string, len(cts))}
 	for i, ct := range cts {
-		out.Types[i] = strings.ToUpper(ct.DatabaseTypeName())
+		out.Types[i] = ct.DatabaseTypeName()
 	}
 	dest := make([]any, len(cols))
 	ptrs := make([]any, len(cols))

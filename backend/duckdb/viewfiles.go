@@ -13,7 +13,7 @@ import (
 
 // ViewFiles finds the local files that the views of the database read, so that analyst mode
 // can allow exactly those (Open calls it itself). It scans the SQL text of every view
-// (duckdb_views()) for string literals and keeps those that name an existing regular file,
+// (duckdb_views()) for string literals and quoted identifiers and keeps those that name an existing regular file,
 // whatever function reads them (read_csv, read_parquet, read_json, FROM 'x.csv', lists of
 // files). A literal with glob characters (* ? [) that matches files contributes the directory
 // before its first glob character to dirs instead, as DuckDB needs to list that directory.
@@ -80,8 +80,9 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// stringLiterals returns the values of the single-quoted string literals in SQL text,
-// skipping comments and double-quoted identifiers.
+// stringLiterals returns the values of the quoted tokens in SQL text: single-quoted string
+// literals and double-quoted identifiers (DuckDB stores FROM 'file.csv' in a view's text as
+// FROM "file.csv"), skipping comments.
 func stringLiterals(sql string) []string {
 	var out []string
 	for i := 0; i < len(sql); {
@@ -114,9 +115,7 @@ func stringLiterals(sql string) []string {
 				b.WriteByte(sql[j])
 				j++
 			}
-			if quote == '\'' {
-				out = append(out, b.String())
-			}
+			out = append(out, b.String())
 			i = j + 1
 		default:
 			i++

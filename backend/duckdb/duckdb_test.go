@@ -1,0 +1,408 @@
+package duckdb
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dpsql/dpsql/backend"
+)
+
+func open(t *testing.T, path string, opts Options) *DB {
+	t.Helper()
+	d, err := Open(context.Background(), path, opts)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", path, err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func TestValues(t *testing.T) {
+	d := open(t, "", Options{Mode: backend.Owner})
+	rows, err := d.Query(context.Background(), `SELECT
+		1::TINYINT, 2::SMALLINT, 3::INTEGER, 4::BIGINT, 5::UTINYINT, 6::UINTEGER,
+		18446744073709551615::UBIGINT, 170141183460469231731687303715884105727::HUGEINT,
+		2.5::FLOAT, 0.1::DOUBLE, 1.25::DECIMAL(10,2), 'x', TRUE, DATE '2020-01-02',
+		TIMESTAMP '2020-01-02 03:04:05', [1, 2]::INTEGER[], NULL::INTEGER,
+		'6ba7b810-9dad-11d1-80b4-00c04fd430c8'::UUID, INTERVAL '1 month 2 days 3 seconds',
+		{'a': 1}, $1::BIGINT`, int64(42))
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge, _ := new(big.Int).SetString("170141183460469231731687303715884105727", 10)
+	want := []any{
+		int64(1), int64(2), int64(3), int64(4), int64(5), int64(6),
+		new(big.Int).SetUint64(18446744073709551615), huge,
+		2.5, 0.1, 1.25, "x", true, time.Date(2020, 1, 2, 0, 0, 0, 0, time.UTC),
+		time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), []any{int64(1), int64(2)}, nil,
+		"6ba7b810-9dad-11d1-80b4-00c04fd430c8", "1 month 2 days 00:00:03",
+		map[string]any{"a": int64(1)}, int64(42),
+	}
+	wantTypes := []string{"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "UINTEGER",
+		"UBIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL(10,2)", "VARCHAR", "BOOLEAN", "DATE",
+		"TIMESTAMP", "INTEGER[]", "INTEGER", "UUID", "INTERVAL", `STRUCT("a" INTEGER)`, "BIGINT"}
+	if len(rows.Values) != 1 {
+		t.Fatalf("got %d rows", len(rows.Values))
+	}
+	got := rows.Values[0]
+	for i := range want {
+		g, w := got[i], want[i]
+		if gb, ok := g.(*big.Int); ok {
+			if wb, ok := w.(*big.Int); !ok || gb.Cmp(wb) != 0 {
+				t.Errorf("column %d: got %v, want %v", i, g, w)
+			}
+		} else if !reflect.DeepEqual(g, w) {
+			t.Errorf("column %d: got %T %v, want %T %v", i, g, g, w, w)
+		}
+		if rows.Types[i] != wantTypes[i] {
+			t.Errorf("column %d: type %q, want %q", i, rows.Types[i], wantTypes[i])
+		}
+	}
+	if len(rows.Columns) != len(want) {
+		t.Errorf("got %d column names", len(rows.Columns))
+	}
+}
+
+func TestCancelInterruptsQuery(t *testing.T) {
+	for _, mode := range []backend.Mode{backend.Owner, backend.Analyst} {
+		d := open(t, "", Options{Mode: mode, Threads: 2})
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		start := time.Now()
+		// Minutes of work if not interrupted.
+		_, err := d.Query(ctx, `SELECT count(*) FROM range(100000000000) a WHERE a.range % 7 = hash(a.range) % 7`)
+		cancel()
+		if err == nil {
+			t.Fatalf("mode %d: long query was not interrupted", mode)
+		}
+		if el := time.Since(start); el > 5*time.Second {
+			t.Errorf("mode %d: interrupt took %v", mode, el)
+		}
+		// The connection is usable afterwards.
+		rows, err := d.Query(context.Background(), "SELECT 1")
+		if err != nil || rows.Values[0][0] != int64(1) {
+			t.Fatalf("mode %d: after cancel: %v %v", mode, rows, err)
+		}
+	}
+}
+
+func TestTxCommitsAndRollsBack(t *testing.T) {
+	ctx := context.Background()
+	d := open(t, "", Options{Mode: backend.Owner})
+	if err := d.Exec(ctx, "CREATE TABLE t (a BIGINT)"); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err := d.Tx(ctx, func(q backend.Querier) error {
+		if err := q.Exec(ctx, "INSERT INTO t VALUES (1)"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Tx error = %v, want boom", err)
+	}
+	if err := d.Tx(ctx, func(q backend.Querier) error { return q.Exec(ctx, "INSERT INTO t VALUES (2)") }); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := d.Query(ctx, "SELECT list(a) FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rows.Values[0][0]; !reflect.DeepEqual(got, []any{int64(2)}) {
+		t.Fatalf("table holds %v, want [2]", got)
+	}
+}
+
+// Two handles on one file share a DuckDB instance in this process, so their transactions can
+// conflict; Tx must retry until every increment lands.
+func TestTxRetriesConflicts(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	a := open(t, path, Options{Mode: backend.Owner})
+	b := open(t, path, Options{Mode: backend.Owner})
+	if err := a.Exec(ctx, "CREATE TABLE c (id BIGINT PRIMARY KEY, n BIGINT)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Exec(ctx, "INSERT INTO c VALUES (1, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	const per = 25
+	var wg sync.WaitGroup
+	var conflicts sync.Map
+	errs := make(chan error, 4*per)
+	for _, db := range []*DB{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				attempt := 0
+				err := db.Tx(ctx, func(q backend.Querier) error {
+					attempt++
+					if attempt > 1 {
+						conflicts.Store(attempt, true)
+					}
+					rows, err := q.Query(ctx, "SELECT n FROM c WHERE id = 1")
+					if err != nil {
+						return err
+					}
+					n := rows.Values[0][0].(int64)
+					time.Sleep(100 * time.Microsecond)
+					return q.Exec(ctx, "UPDATE c SET n = $1 WHERE id = 1", n+1)
+				})
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	rows, err := a.Query(ctx, "SELECT n FROM c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rows.Values[0][0]; got != int64(4*per) {
+		t.Fatalf("counter = %v, want %d (lost updates)", got, 4*per)
+	}
+	n := 0
+	conflicts.Range(func(any, any) bool { n++; return false })
+	if n == 0 {
+		t.Log("no conflict happened; retry path not exercised this run")
+	}
+}
+
+func TestReadOnlyOption(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ro.db")
+	d := open(t, path, Options{Mode: backend.Owner})
+	if err := d.Exec(ctx, "CREATE TABLE t AS SELECT 1 AS a"); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	ro := open(t, path, Options{Mode: backend.Owner, ReadOnly: true})
+	if err := ro.Exec(ctx, "INSERT INTO t VALUES (2)"); err == nil {
+		t.Fatal("insert into a read-only database succeeded")
+	}
+	if _, err := ro.Query(ctx, "SELECT a FROM t"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// analystFixture creates, as owner, a database file with a view over data/x.csv (relative
+// to the working directory, which it sets to a temporary directory) and returns its path.
+func analystFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.MkdirAll("data/parts", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"data/x.csv":         "uid,v\n1,10\n2,20\n",
+		"data/secret.csv":    "uid,ssn\n1,123\n",
+		"data/parts/a.csv":   "uid,v\n3,30\n",
+		"data/parts/b.csv":   "uid,v\n4,40\n",
+		"data/it's odd.csv":  "uid,v\n5,50\n",
+		"data/not-read.text": "x\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "a.db")
+	ctx := context.Background()
+	o := open(t, path, Options{Mode: backend.Owner})
+	for _, s := range []string{
+		`CREATE VIEW v AS SELECT * FROM read_csv('data/x.csv') -- 'data/secret.csv' in a comment`,
+		`CREATE VIEW globbed AS SELECT * FROM read_csv('data/parts/*.csv')`,
+		`CREATE VIEW odd AS SELECT * FROM "data/it's odd.csv"`,
+		`CREATE VIEW odd2 AS SELECT * FROM 'data/it''s odd.csv'`,
+		`CREATE TABLE t AS SELECT 1 AS a`,
+	} {
+		if err := o.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestViewFiles(t *testing.T) {
+	path := analystFixture(t)
+	d := open(t, path, Options{Mode: backend.Owner})
+	files, dirs, err := ViewFiles(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	wantFiles := []string{filepath.Join(wd, "data/it's odd.csv"), filepath.Join(wd, "data/x.csv")}
+	wantDirs := []string{filepath.Join(wd, "data/parts")}
+	if !reflect.DeepEqual(files, wantFiles) || !reflect.DeepEqual(dirs, wantDirs) {
+		t.Fatalf("ViewFiles = %q, %q; want %q, %q", files, dirs, wantFiles, wantDirs)
+	}
+}
+
+func TestAnalystLockdown(t *testing.T) {
+	path := analystFixture(t)
+	ctx := context.Background()
+	d := open(t, path, Options{Mode: backend.Analyst})
+	for _, q := range []string{
+		"SELECT sum(v) FROM v",
+		"SELECT count(*) FROM globbed",
+		"SELECT count(*) FROM odd2",
+		"SELECT a FROM t",
+	} {
+		if _, err := d.Query(ctx, q); err != nil {
+			t.Errorf("analyst %s: %v", q, err)
+		}
+	}
+	rows, err := d.Query(ctx, "SELECT sum(v) FROM v")
+	if err != nil || rows.Values[0][0].(*big.Int).Int64() != 30 {
+		t.Errorf("sum over the CSV view = %v, %v; want 30", rows, err)
+	}
+	refused := []string{
+		"SELECT * FROM read_csv('data/secret.csv')",
+		"SELECT * FROM 'data/secret.csv'",
+		"SELECT * FROM read_text('data/not-read.text')",
+		"SELECT * FROM read_csv('/etc/passwd')",
+		"SELECT * FROM glob('*')",
+		"COPY (SELECT 1) TO 'out.csv'",
+		"COPY t TO 'out.parquet' (FORMAT parquet)",
+		"ATTACH 'other.db' AS o",
+		"INSTALL httpfs",
+		"LOAD httpfs",
+		"SET threads = 1",
+		"SET enable_external_access = true",
+		"RESET lock_configuration",
+		"SET lock_configuration = false",
+		"SELECT getenv('HOME')",
+		"CREATE TABLE evil (a INTEGER)",
+		"INSERT INTO t VALUES (2)",
+		"DROP VIEW v",
+		"EXPORT DATABASE 'dump'",
+		"SELECT * FROM read_parquet('https://example.com/x.parquet')",
+	}
+	for _, q := range refused {
+		if _, err := d.Query(ctx, q); err == nil {
+			t.Errorf("analyst Query %q succeeded", q)
+		}
+		if err := d.Exec(ctx, q); err == nil {
+			t.Errorf("analyst Exec %q succeeded", q)
+		}
+	}
+	if _, err := os.Stat("out.csv"); err == nil {
+		t.Error("COPY wrote a file")
+	}
+	// Nothing changed: t still has one row and v still exists.
+	rows, err = d.Query(ctx, "SELECT count(*) FROM t")
+	if err != nil || rows.Values[0][0] != int64(1) {
+		t.Errorf("t after refused writes: %v, %v", rows, err)
+	}
+	// Settings still locked.
+	rows, err = d.Query(ctx, "SELECT current_setting('enable_external_access'), current_setting('lock_configuration')")
+	if err != nil || rows.Values[0][0] != false || rows.Values[0][1] != true {
+		t.Errorf("settings after attempts: %v, %v", rows, err)
+	}
+}
+
+func TestOwnerAfterAnalystInSameProcess(t *testing.T) {
+	path := analystFixture(t)
+	a := open(t, path, Options{Mode: backend.Analyst})
+	// A second analyst open shares the already locked instance.
+	a2 := open(t, path, Options{Mode: backend.Analyst})
+	if _, err := a2.Query(context.Background(), "SELECT count(*) FROM v"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(context.Background(), path, Options{Mode: backend.Owner})
+	if err == nil || !strings.Contains(err.Error(), "analyst mode") {
+		t.Fatalf("owner Open while analyst open: %v, want an error about analyst mode", err)
+	}
+	a.Close()
+	a2.Close()
+	o := open(t, path, Options{Mode: backend.Owner})
+	if err := o.Exec(context.Background(), "CREATE TABLE u (a INTEGER)"); err != nil {
+		t.Fatalf("owner after analysts closed: %v", err)
+	}
+}
+
+func TestAnalystTxCanWrite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "l.db")
+	o := open(t, path, Options{Mode: backend.Owner})
+	if err := o.Exec(ctx, "CREATE TABLE l (a BIGINT)"); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	d := open(t, path, Options{Mode: backend.Analyst})
+	if err := d.Tx(ctx, func(q backend.Querier) error { return q.Exec(ctx, "INSERT INTO l VALUES ($1)", 7) }); err != nil {
+		t.Fatalf("analyst Tx insert: %v", err)
+	}
+	rows, err := d.Query(ctx, "SELECT a FROM l")
+	if err != nil || rows.Values[0][0] != int64(7) {
+		t.Fatalf("read back: %v, %v", rows, err)
+	}
+}
+
+func TestStringLiterals(t *testing.T) {
+	got := stringLiterals(`SELECT 'a''b', "c'd", 'e' -- 'f'
+		/* 'g' */ FROM x WHERE y = 'h'`)
+	want := []string{"a'b", "c'd", "e", "h"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("stringLiterals = %q, want %q", got, want)
+	}
+}
+
+// A transaction whose row another transaction changed since it began conflicts at its own
+// write; Tx retries it and the retry sees the other's commit.
+func TestTxRetriesDeterministicConflict(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "d.db")
+	a := open(t, path, Options{Mode: backend.Owner})
+	b := open(t, path, Options{Mode: backend.Owner})
+	if err := a.Exec(ctx, "CREATE TABLE c (id BIGINT PRIMARY KEY, n BIGINT)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Exec(ctx, "INSERT INTO c VALUES (1, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	attempts := 0
+	err := a.Tx(ctx, func(q backend.Querier) error {
+		attempts++
+		rows, err := q.Query(ctx, "SELECT n FROM c WHERE id = 1")
+		if err != nil {
+			return err
+		}
+		if attempts == 1 {
+			if err := b.Tx(ctx, func(q backend.Querier) error {
+				return q.Exec(ctx, "UPDATE c SET n = n + 10 WHERE id = 1")
+			}); err != nil {
+				t.Fatalf("interleaved Tx: %v", err)
+			}
+		}
+		return q.Exec(ctx, "UPDATE c SET n = $1 WHERE id = 1", rows.Values[0][0].(int64)+1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if attempts != 2 {
+		t.Errorf("fn ran %d times, want 2 (one conflict, one retry)", attempts)
+	}
+	rows, err := a.Query(ctx, "SELECT n FROM c")
+	if err != nil || rows.Values[0][0] != int64(11) {
+		t.Fatalf("n = %v, %v; want 11", rows, err)
+	}
+}

@@ -3,8 +3,8 @@ package ledger
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -135,8 +135,7 @@ func Allow(st Status, cost Budget) error {
 	}
 	r := st.Remaining()
 	return sqlerr.New(sqlerr.Pos{}, sqlerr.BudgetExhausted,
-		"privacy budget exhausted: this query costs epsilon=%g, delta=%g; the database has epsilon=%g, delta=%g left",
-		cost.Epsilon, cost.Delta, r.Epsilon, r.Delta).
+		"privacy budget exhausted: this query costs %s; the database has %s left", cost, r).
 		WithHint("lower epsilon (or delta) in the query's OPTIONS, or ask the data owner to raise the budget")
 }
 
@@ -153,5 +152,10 @@ func fits(total, spent, cost float64) bool {
 	return used-total <= Tolerance*ulp
 }
 
-// String renders b as "epsilon=…, delta=…".
-func (b Budget) String() string { return fmt.Sprintf("epsilon=%g, delta=%g", b.Epsilon, b.Delta) }
+// String renders b as "epsilon=0.5, delta=1e-06", with 15 significant digits so that float
+// rounding noise (0.19999999999999996) reads as the number the user has in mind (0.2).
+func (b Budget) String() string {
+	return "epsilon=" + num(b.Epsilon) + ", delta=" + num(b.Delta)
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'g', 15, 64) }

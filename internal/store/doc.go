@@ -4,7 +4,7 @@
 //	dpsql.relations (name TEXT PRIMARY KEY, kind TEXT, privacy_unit TEXT)
 //	dpsql.budget    (one row, id = 1: is_set, unlimited, total and spent epsilon and delta,
 //	                 spends: a counter every spend increments, which serialises spends)
-//	dpsql.charges   (id BIGINT PRIMARY KEY, at TIMESTAMP, epsilon, delta, query TEXT)
+//	dpsql.charges   (id BIGINT PRIMARY KEY, charged_at TIMESTAMP, epsilon, delta, query TEXT)
 //
 // It works through backend.Backend, backend.Querier and backend.Tx only, with SQL that DuckDB
 // and PostgreSQL both accept unchanged: CREATE SCHEMA/TABLE IF NOT EXISTS, INSERT ... ON

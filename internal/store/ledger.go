@@ -99,7 +99,7 @@ func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(led
 		if err != nil {
 			return err
 		}
-		if err := q.Exec(ctx, `INSERT INTO dpsql.charges (id, at, epsilon, delta, query) VALUES ($1, $2, $3, $4, $5)`,
+		if err := q.Exec(ctx, `INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query) VALUES ($1, $2, $3, $4, $5)`,
 			id, c.At.UTC(), c.Cost.Epsilon, c.Cost.Delta, c.Query); err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(led
 
 // Charges lists the recorded charges in the order they were made, for the owner's audit.
 func (s *LedgerStore) Charges(ctx context.Context) ([]ledger.Charge, error) {
-	rows, err := s.b.Query(ctx, `SELECT at, epsilon, delta, query FROM dpsql.charges ORDER BY id`)
+	rows, err := s.b.Query(ctx, `SELECT charged_at, epsilon, delta, query FROM dpsql.charges ORDER BY id`)
 	if err != nil {
 		return nil, explain(ctx, s.b, fmt.Errorf("store: read dpsql.charges: %w", err))
 	}

@@ -40,7 +40,7 @@ var initStmts = []string{
 	)`,
 	`CREATE TABLE IF NOT EXISTS dpsql.charges (
 		id BIGINT PRIMARY KEY,
-		at TIMESTAMP NOT NULL,
+		charged_at TIMESTAMP NOT NULL,
 		epsilon DOUBLE PRECISION NOT NULL,
 		delta DOUBLE PRECISION NOT NULL,
 		query TEXT NOT NULL
@@ -69,7 +69,7 @@ func Init(ctx context.Context, b backend.Backend) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("store: cannot create the dpsql schema (is the database read-only?): %w", err)
+		return fmt.Errorf("store: cannot create the dpsql schema (it must be created once by the owner on a writable database): %w", err)
 	}
 	return nil
 }

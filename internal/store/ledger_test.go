@@ -1,0 +1,191 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/internal/store"
+	"github.com/dpsql/dpsql/ledger"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+func newLedger(t *testing.T, b backend.Backend) *ledger.Ledger {
+	t.Helper()
+	if err := store.Init(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	return ledger.New(store.NewLedgerStore(b))
+}
+
+func TestLedgerNoBudget(t *testing.T) {
+	ctx := context.Background()
+	l := newLedger(t, owner(t, ""))
+	st, err := l.Status(ctx)
+	if err != nil || st.Set {
+		t.Fatalf("fresh status %+v, %v", st, err)
+	}
+	sp, _ := l.Prepare(ledger.Budget{Epsilon: 1}, "q")
+	if _, err := sp.Commit(ctx); !isCode(err, sqlerr.ObjectNotInPrerequisite) {
+		t.Fatalf("spend without budget: %v", err)
+	}
+}
+
+func isCode(err error, code string) bool {
+	e, ok := sqlerr.As(err)
+	return ok && e.Code == code
+}
+
+// spendConcurrently commits n spends of cost from goroutines spread over the ledgers and
+// returns how many succeeded; every failure must be a budget refusal.
+func spendConcurrently(t *testing.T, ls []*ledger.Ledger, n int, cost ledger.Budget) int {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sp, err := ls[i%len(ls)].Prepare(cost, "SELECT WITH ANONYMIZATION ...")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, err = sp.Commit(context.Background())
+			switch {
+			case err == nil:
+				mu.Lock()
+				ok++
+				mu.Unlock()
+			case !isCode(err, sqlerr.BudgetExhausted):
+				t.Errorf("unexpected spend error: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	return ok
+}
+
+func TestLedgerConcurrentSpendsNeverOverspend(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "l.db")
+	a := owner(t, path)
+	b := owner(t, path) // a second handle on the same instance: real transaction conflicts
+	la, lb := newLedger(t, a), ledger.New(store.NewLedgerStore(b))
+	if err := la.SetTotal(ctx, ledger.Budget{Epsilon: 1, Delta: 1e-5}, false); err != nil {
+		t.Fatal(err)
+	}
+	// 0.1 ten times is 0.9999999999999999 in float64: exactly ten fit.
+	ok := spendConcurrently(t, []*ledger.Ledger{la, lb, la, lb}, 24, ledger.Budget{Epsilon: 0.1, Delta: 1e-7})
+	if ok != 10 {
+		t.Errorf("%d spends of 0.1 succeeded out of a budget of 1, want 10", ok)
+	}
+	st, err := la.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Spent.Epsilon > 1+1e-12 || st.Spent.Epsilon < 0.99 {
+		t.Errorf("spent %v", st.Spent)
+	}
+	charges, err := store.NewLedgerStore(a).Charges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charges) != ok {
+		t.Errorf("%d charges recorded for %d spends", len(charges), ok)
+	}
+	sum := 0.0
+	for _, c := range charges {
+		sum += c.Cost.Epsilon
+		if c.Query == "" || c.At.IsZero() {
+			t.Errorf("charge lacks audit data: %+v", c)
+		}
+	}
+	if sum != st.Spent.Epsilon {
+		t.Errorf("charges sum to %v, budget row says %v", sum, st.Spent.Epsilon)
+	}
+}
+
+func TestLedgerDeltaLimits(t *testing.T) {
+	ctx := context.Background()
+	l := newLedger(t, owner(t, ""))
+	if err := l.SetTotal(ctx, ledger.Budget{Epsilon: 100, Delta: 1e-6}, false); err != nil {
+		t.Fatal(err)
+	}
+	ok := spendConcurrently(t, []*ledger.Ledger{l}, 6, ledger.Budget{Epsilon: 1, Delta: 4e-7})
+	if ok != 2 {
+		t.Errorf("%d spends of delta 4e-7 out of 1e-6, want 2", ok)
+	}
+}
+
+func TestLedgerDurableAndFailedQueriesFree(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "dur.db")
+	d := owner(t, path)
+	l := newLedger(t, d)
+	if err := l.SetTotal(ctx, ledger.Budget{Epsilon: 2, Delta: 1e-5}, false); err != nil {
+		t.Fatal(err)
+	}
+	sp, _ := l.Prepare(ledger.Budget{Epsilon: 0.5, Delta: 1e-6}, "q1")
+	if _, err := sp.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A failed query: prepared, never committed.
+	if _, err := l.Prepare(ledger.Budget{Epsilon: 1}, "failed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Reopen as an analyst: the budget and spend are still there, and analysts can spend.
+	a := open(t, path, duckdb.Options{Mode: backend.Analyst})
+	l = ledger.New(store.NewLedgerStore(a))
+	st, err := l.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ledger.Status{Set: true, Total: ledger.Budget{Epsilon: 2, Delta: 1e-5}, Spent: ledger.Budget{Epsilon: 0.5, Delta: 1e-6}}
+	if st != want {
+		t.Fatalf("after reopen: %+v, want %+v", st, want)
+	}
+	sp, _ = l.Prepare(ledger.Budget{Epsilon: 1.5}, "q2")
+	st, err = sp.Commit(ctx)
+	if err != nil {
+		t.Fatalf("analyst spend: %v", err)
+	}
+	if st.Spent.Epsilon != 2 {
+		t.Errorf("status after spend: %+v", st)
+	}
+	sp, _ = l.Prepare(ledger.Budget{Epsilon: 0.01}, "q3")
+	_, err = sp.Commit(ctx)
+	if !isCode(err, sqlerr.BudgetExhausted) {
+		t.Fatalf("spend past the total: %v", err)
+	}
+	a.Close()
+
+	d = owner(t, path)
+	l = ledger.New(store.NewLedgerStore(d))
+	if st, err := l.Status(ctx); err != nil || st.Spent.Epsilon != 2 {
+		t.Fatalf("after second reopen: %+v, %v", st, err)
+	}
+	// Raising the budget keeps what was spent.
+	if err := l.SetTotal(ctx, ledger.Budget{Epsilon: 3, Delta: 1e-5}, false); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := l.Status(ctx); st.Remaining().Epsilon != 1 {
+		t.Errorf("after raising: %+v", st)
+	}
+	// Unlimited: recorded, never refused.
+	if err := l.SetTotal(ctx, ledger.Budget{}, true); err != nil {
+		t.Fatal(err)
+	}
+	sp, _ = l.Prepare(ledger.Budget{Epsilon: 50}, "big")
+	if st, err := sp.Commit(ctx); err != nil || st.Spent.Epsilon != 52 || !st.Unlimited {
+		t.Fatalf("unlimited spend: %+v, %v", st, err)
+	}
+}

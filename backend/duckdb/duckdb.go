@@ -162,7 +162,7 @@ func (d *DB) Mode() backend.Mode { return d.mode }
 func (d *DB) Close() error { return d.db.Close() }
 
 // Query runs one statement and reads all its rows. In analyst mode it runs inside a read-only
-// transaction. Cancelling ctx interrupts the statement.
+// transaction. Cancelling ctx interrupts the statement; the error then wraps ctx.Err().
 func (d *DB) Query(ctx context.Context, query string, args ...any) (*backend.Rows, error) {
 	if d.mode == backend.Owner {
 		return queryRows(ctx, d.db, query, args)
@@ -181,11 +181,11 @@ func (d *DB) Query(ctx context.Context, query string, args ...any) (*backend.Row
 func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 	if d.mode == backend.Owner {
 		_, err := d.db.ExecContext(ctx, query, args...)
-		return wrap(err)
+		return wrap(ctx, err)
 	}
 	return d.readOnly(ctx, func(c *sql.Conn) error {
 		_, err := c.ExecContext(ctx, query, args...)
-		return wrap(err)
+		return wrap(ctx, err)
 	})
 }
 
@@ -193,17 +193,17 @@ func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 func (d *DB) readOnly(ctx context.Context, fn func(*sql.Conn) error) error {
 	c, err := d.db.Conn(ctx)
 	if err != nil {
-		return wrap(err)
+		return wrap(ctx, err)
 	}
 	defer c.Close()
 	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION READ ONLY"); err != nil {
-		return wrap(err)
+		return wrap(ctx, err)
 	}
 	if err := fn(c); err != nil {
 		return errors.Join(err, rollback(ctx, c))
 	}
 	if _, err := c.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
-		return errors.Join(wrap(err), rollback(ctx, c))
+		return errors.Join(wrap(ctx, err), rollback(ctx, c))
 	}
 	return nil
 }
@@ -242,18 +242,18 @@ func (d *DB) Tx(ctx context.Context, fn func(backend.Querier) error) error {
 func (d *DB) tx(ctx context.Context, fn func(backend.Querier) error) error {
 	c, err := d.db.Conn(ctx)
 	if err != nil {
-		return wrap(err)
+		return wrap(ctx, err)
 	}
 	defer c.Close()
 	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return wrap(err)
+		return wrap(ctx, err)
 	}
 	if err := fn(connQuerier{c}); err != nil {
 		return errors.Join(err, rollback(ctx, c))
 	}
 	if _, err := c.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
 		// A failed COMMIT leaves DuckDB's transaction aborted; end it.
-		return errors.Join(wrap(err), rollback(ctx, c))
+		return errors.Join(wrap(ctx, err), rollback(ctx, c))
 	}
 	return nil
 }
@@ -267,7 +267,7 @@ func (q connQuerier) Query(ctx context.Context, query string, args ...any) (*bac
 
 func (q connQuerier) Exec(ctx context.Context, query string, args ...any) error {
 	_, err := q.c.ExecContext(ctx, query, args...)
-	return wrap(err)
+	return wrap(ctx, err)
 }
 
 // IsConflict reports whether err is a DuckDB transaction conflict, after which the
@@ -278,10 +278,15 @@ func IsConflict(err error) bool {
 		strings.Contains(strings.ToLower(de.Msg), "conflict")
 }
 
-// wrap marks driver errors as coming from DuckDB, keeping them for errors.As.
-func wrap(err error) error {
+// wrap marks driver errors as coming from DuckDB, keeping them for errors.As. When ctx is
+// done, the error also wraps ctx.Err(), so errors.Is(err, context.Canceled) (or
+// DeadlineExceeded) tells an interrupted statement from a failed one.
+func wrap(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("duckdb: %w: %w", cerr, err)
 	}
 	return fmt.Errorf("duckdb: %w", err)
 }
@@ -293,16 +298,16 @@ type queryer interface {
 func queryRows(ctx context.Context, q queryer, query string, args []any) (*backend.Rows, error) {
 	rs, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, wrap(err)
+		return nil, wrap(ctx, err)
 	}
 	defer rs.Close()
 	cols, err := rs.Columns()
 	if err != nil {
-		return nil, wrap(err)
+		return nil, wrap(ctx, err)
 	}
 	cts, err := rs.ColumnTypes()
 	if err != nil {
-		return nil, wrap(err)
+		return nil, wrap(ctx, err)
 	}
 	out := &backend.Rows{Columns: cols, Types: make([]string, len(cts))}
 	for i, ct := range cts {
@@ -315,7 +320,7 @@ func queryRows(ctx context.Context, q queryer, query string, args []any) (*backe
 	}
 	for rs.Next() {
 		if err := rs.Scan(ptrs...); err != nil {
-			return nil, wrap(err)
+			return nil, wrap(ctx, err)
 		}
 		row := make([]any, len(cols))
 		for i, v := range dest {
@@ -325,11 +330,11 @@ func queryRows(ctx context.Context, q queryer, query string, args []any) (*backe
 		out.Values = append(out.Values, row)
 	}
 	if err := rs.Err(); err != nil {
-		return nil, wrap(err)
+		return nil, wrap(ctx, err)
 	}
 	if err := ctx.Err(); err != nil {
 		// database/sql may stop reading rows early on cancellation without reporting it.
-		return nil, err
+		return nil, fmt.Errorf("duckdb: %w", err)
 	}
 	return out, nil
 }

@@ -249,11 +249,13 @@ type SubqueryTable struct {
 }
 
 // TableFunc is name(args) in FROM (read_csv(...), range(...)); analysts may not use them.
+// NamedArgs holds name => value arguments.
 type TableFunc struct {
 	span
-	Name  []*Ident
-	Args  []Expr
-	Alias *TableAlias
+	Name      []*Ident
+	Args      []Expr
+	NamedArgs []*NamedArg
+	Alias     *TableAlias
 }
 
 // JoinKind is the kind of a join.

@@ -1,0 +1,708 @@
+package parser
+
+import (
+	"strings"
+
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// Expression precedence, lowest first (standard SQL):
+//
+//	OR < AND < NOT < comparison, IS, IN, LIKE, BETWEEN < || < + - < * / % < unary - + ~ < ::
+//
+// Each level has its own function; binary levels loop, so long chains (a OR b OR ...) do
+// not recurse. Prefix operators and parentheses count towards MaxDepth.
+
+func (p *parser) parseExpr() ast.Expr {
+	p.enter()
+	defer p.leave()
+	return p.parseOr()
+}
+
+func (p *parser) binary(op string, l, r ast.Expr) ast.Expr {
+	b := &ast.Binary{Op: op, L: l, R: r}
+	b.SetSpan(ast.Span{Start: l.Span().Start, End: p.prevEnd()})
+	return b
+}
+
+func (p *parser) parseOr() ast.Expr {
+	l := p.parseAnd()
+	for p.accept("OR") {
+		l = p.binary("OR", l, p.parseAnd())
+	}
+	return l
+}
+
+func (p *parser) parseAnd() ast.Expr {
+	l := p.parseNot()
+	for p.accept("AND") {
+		l = p.binary("AND", l, p.parseNot())
+	}
+	return l
+}
+
+func (p *parser) parseNot() ast.Expr {
+	t := p.tok()
+	if !t.is("NOT") {
+		return p.parseComparison()
+	}
+	p.next()
+	p.enter()
+	x := p.parseNot()
+	p.leave()
+	if ex, ok := x.(*ast.Exists); ok && !ex.Not {
+		ex.Not = true
+		ex.SetSpan(p.spanFrom(t.Pos))
+		return ex
+	}
+	u := &ast.Unary{Op: "NOT", X: x}
+	u.SetSpan(p.spanFrom(t.Pos))
+	return u
+}
+
+func isCompareOp(t token) bool {
+	if t.Kind != tOp {
+		return false
+	}
+	switch t.Val {
+	case "=", "<>", "<", "<=", ">", ">=":
+		return true
+	}
+	return false
+}
+
+// parseComparison parses the non-associative level of comparisons and the postfix
+// predicates IS, BETWEEN, IN and LIKE; chains are read left to right.
+func (p *parser) parseComparison() ast.Expr {
+	l := p.parseConcat()
+	for {
+		start := l.Span().Start
+		t := p.tok()
+		switch {
+		case isCompareOp(t):
+			p.next()
+			l = p.binary(t.Val, l, p.parseConcat())
+			continue
+		case t.is("IS"):
+			p.next()
+			not := p.accept("NOT")
+			switch {
+			case p.tok().is("NULL"), p.tok().is("TRUE"), p.tok().is("FALSE"):
+				n := &ast.IsNull{X: l, Not: not, Value: p.next().Val}
+				n.SetSpan(p.spanFrom(start))
+				l = n
+			case p.tok().is("DISTINCT"):
+				p.next()
+				p.expect("FROM")
+				op := "IS DISTINCT FROM"
+				if not {
+					op = "IS NOT DISTINCT FROM"
+				}
+				l = p.binary(op, l, p.parseConcat())
+			case p.tok().is("UNKNOWN"):
+				p.notSupported(p.tok().Pos, "use IS NULL", "IS UNKNOWN is not supported")
+			default:
+				p.unexpected("NULL, TRUE, FALSE or DISTINCT FROM after IS")
+			}
+			continue
+		}
+		not := false
+		if t.is("NOT") {
+			n1 := p.peek(1)
+			if !(n1.is("BETWEEN") || n1.is("IN") || n1.is("LIKE") || n1.is("ILIKE")) {
+				return l
+			}
+			p.next()
+			not = true
+			t = p.tok()
+		}
+		switch {
+		case t.is("BETWEEN"):
+			p.next()
+			if p.tok().is("SYMMETRIC") || p.tok().is("ASYMMETRIC") {
+				p.notSupported(p.tok().Pos, "", "BETWEEN %s is not supported", p.tok().Val)
+			}
+			b := &ast.Between{X: l, Not: not}
+			b.Lo = p.parseConcat()
+			p.expect("AND")
+			b.Hi = p.parseConcat()
+			b.SetSpan(p.spanFrom(start))
+			l = b
+		case t.is("IN"):
+			p.next()
+			l = p.parseIn(l, not)
+		case t.is("LIKE"), t.is("ILIKE"):
+			p.next()
+			lk := &ast.Like{X: l, Not: not, ILike: t.Val == "ILIKE"}
+			if p.tok().is("ANY") || p.tok().is("ALL") || p.tok().is("SOME") {
+				p.notSupported(p.tok().Pos, "", "LIKE %s is not supported", p.tok().Val)
+			}
+			lk.Pattern = p.parseConcat()
+			if p.accept("ESCAPE") {
+				lk.Escape = p.parseConcat()
+			}
+			lk.SetSpan(p.spanFrom(start))
+			l = lk
+		default:
+			return l
+		}
+	}
+}
+
+// parseIn parses the rest of x [NOT] IN: (query) or (expr, ...).
+func (p *parser) parseIn(x ast.Expr, not bool) ast.Expr {
+	start := x.Span().Start
+	if !p.tok().isOp("(") {
+		if p.tok().is("UNNEST") {
+			p.notSupported(p.tok().Pos, "", "IN UNNEST is not supported")
+		}
+		p.unexpected(`"(" after IN`)
+	}
+	if startsQuery(p.peek(1)) {
+		open := p.next()
+		in := &ast.InSubquery{X: x, Not: not, Query: p.parseQuery()}
+		p.expectClose(open)
+		in.SetSpan(p.spanFrom(start))
+		return in
+	}
+	in := &ast.InList{X: x, Not: not, List: p.exprList()}
+	in.SetSpan(p.spanFrom(start))
+	return in
+}
+
+func (p *parser) parseConcat() ast.Expr {
+	l := p.parseAdd()
+	for p.acceptOp("||") {
+		l = p.binary("||", l, p.parseAdd())
+	}
+	return l
+}
+
+func (p *parser) parseAdd() ast.Expr {
+	l := p.parseMul()
+	for {
+		t := p.tok()
+		if !t.isOp("+") && !t.isOp("-") {
+			return l
+		}
+		p.next()
+		l = p.binary(t.Val, l, p.parseMul())
+	}
+}
+
+func (p *parser) parseMul() ast.Expr {
+	l := p.parseUnary()
+	for {
+		t := p.tok()
+		if !t.isOp("*") && !t.isOp("/") && !t.isOp("%") {
+			return l
+		}
+		p.next()
+		l = p.binary(t.Val, l, p.parseUnary())
+	}
+}
+
+func (p *parser) parseUnary() ast.Expr {
+	t := p.tok()
+	if t.isOp("-") || t.isOp("+") || t.isOp("~") {
+		p.next()
+		p.enter()
+		x := p.parseUnary()
+		p.leave()
+		u := &ast.Unary{Op: t.Val, X: x}
+		u.SetSpan(p.spanFrom(t.Pos))
+		return u
+	}
+	return p.parsePostfix()
+}
+
+// parsePostfix parses a primary followed by any number of ::type casts.
+func (p *parser) parsePostfix() ast.Expr {
+	x := p.parsePrimary()
+	for p.tok().isOp("::") {
+		p.next()
+		c := &ast.Cast{X: x, Type: p.typeName(), Colon: true}
+		c.SetSpan(p.spanFrom(x.Span().Start))
+		x = c
+	}
+	if p.tok().isOp("[") {
+		p.notSupported(p.tok().Pos, "", "subscripts are not supported")
+	}
+	return x
+}
+
+// typedLiteralTypes are the words that introduce TYPE 'text' literals.
+func isTypedLiteralWord(v string) bool {
+	switch v {
+	case "DATE", "TIME", "TIMESTAMP", "DATETIME", "TIMESTAMPTZ", "NUMERIC", "DECIMAL", "JSON":
+		return true
+	}
+	return false
+}
+
+// isIntervalUnit reports whether v (upper case) is an INTERVAL unit.
+func isIntervalUnit(v string) bool {
+	switch strings.TrimSuffix(v, "S") {
+	case "YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND",
+		"MILLISECOND", "MICROSECOND", "DECADE", "CENTURY", "MILLENNIUM":
+		return true
+	}
+	return v == "MILLENNIA" || v == "CENTURIES"
+}
+
+func (p *parser) parsePrimary() ast.Expr {
+	t := p.tok()
+	start := t.Pos
+	switch t.Kind {
+	case tNumber:
+		p.next()
+		kind := ast.FloatLit
+		if strings.Trim(t.Text, "0123456789") == "" {
+			kind = ast.IntLit
+		}
+		return p.lit(kind, t.Text, start)
+	case tString:
+		p.next()
+		return p.lit(ast.StringLit, t.Val, start)
+	case tOp:
+		if t.Val == "(" {
+			return p.parseParen()
+		}
+		if t.Val == "?" || t.Val == "$" || t.Val == "@" {
+			p.notSupported(t.Pos, "write the value into the query", "query parameters are not supported")
+		}
+		p.unexpected("an expression")
+	case tQIdent:
+		return p.parseNameExpr()
+	case tEOF:
+		p.unexpected("an expression")
+	}
+	// An unquoted word.
+	switch t.Val {
+	case "NULL":
+		p.next()
+		return p.lit(ast.NullLit, "NULL", start)
+	case "TRUE", "FALSE":
+		p.next()
+		return p.lit(ast.BoolLit, t.Val, start)
+	case "CASE":
+		return p.parseCase()
+	case "CAST":
+		return p.parseCast(false)
+	case "EXISTS":
+		p.next()
+		open := p.tok()
+		if !open.isOp("(") || !startsQuery(p.peek(1)) && !p.peek(1).isOp("(") {
+			p.unexpected(`"(" and a subquery after EXISTS`)
+		}
+		p.next()
+		e := &ast.Exists{Query: p.parseQuery()}
+		p.expectClose(open)
+		e.SetSpan(p.spanFrom(start))
+		return e
+	}
+	n1 := p.peek(1)
+	switch {
+	case (t.Val == "SAFE_CAST" || t.Val == "TRY_CAST") && n1.isOp("("):
+		return p.parseCast(true)
+	case t.Val == "EXTRACT" && n1.isOp("("):
+		return p.parseExtract()
+	case t.Val == "INTERVAL" && (n1.Kind == tString || n1.Kind == tNumber || n1.isOp("-") && p.peek(2).Kind == tNumber):
+		return p.parseInterval()
+	case isTypedLiteralWord(t.Val) && n1.Kind == tString:
+		p.i += 2
+		tl := &ast.TypedLiteral{Type: t.Val, Text: n1.Val}
+		tl.SetSpan(p.spanFrom(start))
+		return tl
+	case t.Val == "ARRAY" && (n1.isOp("[") || n1.isOp("(")), t.Val == "STRUCT" && n1.isOp("("):
+		p.notSupported(t.Pos, "", "%s values are not supported", t.Val)
+	case ast.IsFuncKeyword(t.Val) && n1.isOp("("):
+		p.next()
+		return p.parseCall([]*ast.Ident{identOf(t)}, start)
+	}
+	if ast.IsReserved(t.Val) {
+		e := p.errUnexpected()
+		if t.Val != "SELECT" && t.Val != "FROM" && t.Val != "WHERE" {
+			e.Hint = "expected an expression; write a reserved word in double quotes to use it as a name"
+		} else {
+			e.Hint = "expected an expression"
+		}
+		p.fail(e)
+	}
+	return p.parseNameExpr()
+}
+
+func (p *parser) lit(kind ast.LiteralKind, text string, start sqlerr.Pos) *ast.Literal {
+	l := &ast.Literal{Kind: kind, Text: text}
+	l.SetSpan(p.spanFrom(start))
+	return l
+}
+
+// parseNameExpr parses a column reference a.b.c or a function call a.b(...).
+func (p *parser) parseNameExpr() ast.Expr {
+	start := p.tok().Pos
+	parts := p.qualifiedName()
+	if p.tok().isOp("(") {
+		return p.parseCall(parts, start)
+	}
+	if p.tok().isOp(".") && p.peek(1).isOp("*") {
+		p.next()
+		p.unexpected("a column name (t.* is only allowed as a SELECT item)")
+	}
+	c := &ast.ColumnRef{Parts: parts}
+	c.SetSpan(p.spanFrom(start))
+	return c
+}
+
+// parseCall parses the argument list and suffixes of a call to name:
+// ([DISTINCT] args [, name => value] [CLAMPED BETWEEN lo AND hi]) [FILTER (WHERE ...)] [OVER ...].
+func (p *parser) parseCall(name []*ast.Ident, start sqlerr.Pos) ast.Expr {
+	p.enter()
+	defer p.leave()
+	open := p.expectOp("(")
+	f := &ast.FuncCall{Name: name}
+	if !p.tok().isOp(")") {
+		if p.accept("DISTINCT") {
+			f.Distinct = true
+		} else if p.tok().is("ALL") && !p.peek(1).isOp(")") && !p.peek(1).isOp(",") {
+			p.next()
+		}
+		first := true
+		for {
+			switch {
+			case first && p.tok().isOp("*") && !f.Distinct:
+				p.next()
+				f.Star = true
+			case isIdentTok(p.tok()) && p.peek(1).isOp("=>"):
+				f.NamedArgs = append(f.NamedArgs, p.namedArg())
+			default:
+				f.Args = append(f.Args, p.parseExpr())
+			}
+			first = false
+			if p.tok().is("CLAMPED") && p.peek(1).is("BETWEEN") {
+				cs := p.next().Pos
+				p.next()
+				c := &ast.Clamp{Lo: p.parseConcat()}
+				p.expect("AND")
+				c.Hi = p.parseConcat()
+				c.SetSpan(p.spanFrom(cs))
+				f.Clamped = c
+				if !p.tok().isOp(")") {
+					e := p.errUnexpected()
+					e.Hint = `CLAMPED BETWEEN must be the last thing before ")"`
+					p.fail(e)
+				}
+				break
+			}
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		switch {
+		case p.tok().is("ORDER"):
+			p.notSupported(p.tok().Pos, "", "ORDER BY inside a function call is not supported")
+		case p.tok().is("IGNORE"), p.tok().is("RESPECT"):
+			p.notSupported(p.tok().Pos, "", "%s NULLS is not supported", p.tok().Val)
+		case p.tok().is("LIMIT"), p.tok().is("HAVING"):
+			p.notSupported(p.tok().Pos, "", "%s inside a function call is not supported", p.tok().Val)
+		}
+	}
+	p.expectClose(open)
+	if p.tok().is("WITHIN") {
+		p.notSupported(p.tok().Pos, "", "WITHIN GROUP is not supported")
+	}
+	if p.tok().is("FILTER") && p.peek(1).isOp("(") {
+		p.next()
+		fo := p.next()
+		p.expect("WHERE")
+		f.Filter = p.parseExpr()
+		p.expectClose(fo)
+	}
+	if p.accept("OVER") {
+		if p.tok().isOp("(") {
+			f.Over = p.windowSpecParen()
+		} else {
+			ws := p.tok().Pos
+			f.Over = &ast.WindowSpec{Name: p.ident()}
+			f.Over.SetSpan(p.spanFrom(ws))
+		}
+	}
+	f.SetSpan(p.spanFrom(start))
+	return f
+}
+
+// namedArg parses name => value.
+func (p *parser) namedArg() *ast.NamedArg {
+	start := p.tok().Pos
+	na := &ast.NamedArg{Name: p.ident()}
+	p.expectOp("=>")
+	na.Value = p.parseExpr()
+	na.SetSpan(p.spanFrom(start))
+	return na
+}
+
+// windowSpecParen parses "(" [name] [PARTITION BY ...] [ORDER BY ...] [frame] ")".
+func (p *parser) windowSpecParen() *ast.WindowSpec {
+	p.enter()
+	defer p.leave()
+	open := p.expectOp("(")
+	w := &ast.WindowSpec{}
+	if t := p.tok(); isIdentTok(t) && !(t.is("PARTITION") && p.peek(1).is("BY")) && !isFrameUnit(t) {
+		w.Name = p.ident()
+	}
+	if p.tok().is("PARTITION") {
+		p.next()
+		p.expect("BY")
+		for {
+			w.PartitionBy = append(w.PartitionBy, p.parseExpr())
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+	}
+	if p.accept("ORDER") {
+		p.expect("BY")
+		w.OrderBy = p.orderList()
+	}
+	if isFrameUnit(p.tok()) {
+		w.Frame = p.frame()
+	}
+	p.expectClose(open)
+	w.SetSpan(p.spanFrom(open.Pos))
+	return w
+}
+
+func isFrameUnit(t token) bool { return t.is("ROWS") || t.is("RANGE") || t.is("GROUPS") }
+
+// frame parses a window frame and returns its canonical text:
+// (ROWS|RANGE|GROUPS) (BETWEEN bound AND bound | bound) [EXCLUDE ...].
+func (p *parser) frame() string {
+	parts := []string{p.next().Val}
+	if p.accept("BETWEEN") {
+		lo := p.frameBound()
+		p.expect("AND")
+		parts = append(parts, "BETWEEN", lo, "AND", p.frameBound())
+	} else {
+		parts = append(parts, p.frameBound())
+	}
+	if p.accept("EXCLUDE") {
+		switch {
+		case p.accept("CURRENT"):
+			p.expect("ROW")
+			parts = append(parts, "EXCLUDE CURRENT ROW")
+		case p.accept("GROUP"):
+			parts = append(parts, "EXCLUDE GROUP")
+		case p.accept("TIES"):
+			parts = append(parts, "EXCLUDE TIES")
+		case p.accept("NO"):
+			p.expect("OTHERS")
+			parts = append(parts, "EXCLUDE NO OTHERS")
+		default:
+			p.unexpected("CURRENT ROW, GROUP, TIES or NO OTHERS after EXCLUDE")
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (p *parser) frameBound() string {
+	switch {
+	case p.accept("UNBOUNDED"):
+		if p.accept("PRECEDING") {
+			return "UNBOUNDED PRECEDING"
+		}
+		p.expect("FOLLOWING")
+		return "UNBOUNDED FOLLOWING"
+	case p.accept("CURRENT"):
+		p.expect("ROW")
+		return "CURRENT ROW"
+	}
+	x := ast.Format(p.parseConcat())
+	if p.accept("PRECEDING") {
+		return x + " PRECEDING"
+	}
+	p.expect("FOLLOWING")
+	return x + " FOLLOWING"
+}
+
+// parseParen parses "(" ... ")": a scalar subquery, a parenthesised expression or a tuple.
+func (p *parser) parseParen() ast.Expr {
+	p.enter()
+	defer p.leave()
+	open := p.next()
+	if startsQuery(p.tok()) {
+		s := &ast.Subquery{Query: p.parseQuery()}
+		p.expectClose(open)
+		s.SetSpan(p.spanFrom(open.Pos))
+		return s
+	}
+	x := p.parseExpr()
+	if p.tok().isOp(",") {
+		tu := &ast.Tuple{Elems: []ast.Expr{x}}
+		for p.acceptOp(",") {
+			tu.Elems = append(tu.Elems, p.parseExpr())
+		}
+		p.expectClose(open)
+		tu.SetSpan(p.spanFrom(open.Pos))
+		return tu
+	}
+	p.expectClose(open)
+	pe := &ast.Paren{X: x}
+	pe.SetSpan(p.spanFrom(open.Pos))
+	return pe
+}
+
+// parseCase parses CASE [operand] WHEN ... THEN ... [ELSE ...] END.
+func (p *parser) parseCase() ast.Expr {
+	p.enter()
+	defer p.leave()
+	start := p.next().Pos
+	c := &ast.Case{}
+	if !p.tok().is("WHEN") {
+		c.Operand = p.parseExpr()
+	}
+	for p.tok().is("WHEN") {
+		ws := p.next().Pos
+		w := &ast.When{Cond: p.parseExpr()}
+		p.expect("THEN")
+		w.Result = p.parseExpr()
+		w.SetSpan(p.spanFrom(ws))
+		c.Whens = append(c.Whens, w)
+	}
+	if len(c.Whens) == 0 {
+		p.unexpected("WHEN")
+	}
+	if p.accept("ELSE") {
+		c.Else = p.parseExpr()
+	}
+	p.expect("END")
+	c.SetSpan(p.spanFrom(start))
+	return c
+}
+
+// parseCast parses CAST|SAFE_CAST|TRY_CAST (x AS type).
+func (p *parser) parseCast(safe bool) ast.Expr {
+	p.enter()
+	defer p.leave()
+	start := p.next().Pos
+	open := p.expectOp("(")
+	c := &ast.Cast{X: p.parseExpr(), Safe: safe}
+	p.expect("AS")
+	c.Type = p.typeName()
+	if p.tok().is("FORMAT") {
+		p.notSupported(p.tok().Pos, "", "CAST ... FORMAT is not supported")
+	}
+	p.expectClose(open)
+	c.SetSpan(p.spanFrom(start))
+	return c
+}
+
+// typeName parses a type: one or more words (DOUBLE PRECISION, TIMESTAMP WITH TIME ZONE)
+// and optional numeric arguments (DECIMAL(10, 2)).
+func (p *parser) typeName() *ast.TypeName {
+	t := p.tok()
+	if t.Kind != tIdent {
+		p.unexpected("a type name")
+	}
+	p.next()
+	words := []string{t.Val}
+	switch t.Val {
+	case "DOUBLE":
+		if p.accept("PRECISION") {
+			words = append(words, "PRECISION")
+		}
+	case "CHARACTER", "CHAR":
+		if p.accept("VARYING") {
+			words = append(words, "VARYING")
+		}
+	case "TIMESTAMP", "TIME":
+		if (p.tok().is("WITH") || p.tok().is("WITHOUT")) && p.peek(1).is("TIME") && p.peek(2).is("ZONE") {
+			words = append(words, p.next().Val, "TIME", "ZONE")
+			p.i += 2
+		}
+	}
+	tn := &ast.TypeName{Name: strings.Join(words, " ")}
+	if p.tok().isOp("(") {
+		open := p.next()
+		tn.Args = []string{}
+		for {
+			a := p.tok()
+			if a.Kind != tNumber || strings.Trim(a.Text, "0123456789") != "" {
+				p.unexpected("an integer type argument")
+			}
+			p.next()
+			tn.Args = append(tn.Args, a.Text)
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+		p.expectClose(open)
+	}
+	if p.tok().isOp("[") || p.tok().is("ARRAY") {
+		p.notSupported(p.tok().Pos, "", "array types are not supported")
+	}
+	tn.SetSpan(p.spanFrom(t.Pos))
+	return tn
+}
+
+// parseExtract parses EXTRACT(field FROM x).
+func (p *parser) parseExtract() ast.Expr {
+	p.enter()
+	defer p.leave()
+	start := p.next().Pos
+	open := p.expectOp("(")
+	ft := p.tok()
+	if ft.Kind != tIdent {
+		p.unexpected("a date part (YEAR, MONTH, ...)")
+	}
+	p.next()
+	p.expect("FROM")
+	e := &ast.Extract{Field: ft.Val, X: p.parseExpr()}
+	p.expectClose(open)
+	e.SetSpan(p.spanFrom(start))
+	return e
+}
+
+// parseInterval parses INTERVAL 'text' [unit] or INTERVAL n unit. INTERVAL 'text' without a
+// unit is a typed literal.
+func (p *parser) parseInterval() ast.Expr {
+	start := p.next().Pos
+	var minus *token
+	if p.tok().isOp("-") {
+		m := p.next()
+		minus = &m
+	}
+	v := p.next()
+	unit := p.tok()
+	if unit.Kind == tIdent && isIntervalUnit(unit.Val) {
+		p.next()
+		if p.tok().is("TO") {
+			p.notSupported(p.tok().Pos, "", "INTERVAL ... TO ... is not supported")
+		}
+		kind := ast.StringLit
+		text := v.Val
+		if v.Kind == tNumber {
+			kind = ast.FloatLit
+			if strings.Trim(v.Text, "0123456789") == "" {
+				kind = ast.IntLit
+			}
+		}
+		lit := &ast.Literal{Kind: kind, Text: text}
+		lit.SetSpan(ast.Span{Start: v.Pos, End: v.End})
+		var val ast.Expr = lit
+		if minus != nil {
+			u := &ast.Unary{Op: "-", X: lit}
+			u.SetSpan(ast.Span{Start: minus.Pos, End: v.End})
+			val = u
+		}
+		iv := &ast.Interval{Value: val, Unit: unit.Val}
+		iv.SetSpan(p.spanFrom(start))
+		return iv
+	}
+	if v.Kind != tString || minus != nil {
+		p.unexpected("an interval unit (DAY, MONTH, ...)")
+	}
+	tl := &ast.TypedLiteral{Type: "INTERVAL", Text: v.Val}
+	tl.SetSpan(p.spanFrom(start))
+	return tl
+}

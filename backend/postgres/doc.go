@@ -1,0 +1,61 @@
+// Package postgres is the PostgreSQL backend of dpsql: a backend.Backend over pgx/v5 (no
+// cgo, no database/sql).
+//
+// Open takes a PostgreSQL URL or keyword/value string and returns a *DB that keeps a small
+// pool of connections (Options.MaxConns, default 4): stage queries are few and sequential,
+// but the ledger may run a transaction while a query is open, and a pool lets a DB be used
+// from several goroutines. Every statement uses the extended protocol with a fresh
+// description (pgx's QueryExecModeDescribeExec): one statement per call, binary results, and
+// no cached prepared statements for DDL to invalidate. A cancelled context sends PostgreSQL
+// a cancel request, so the query stops on the server, not only in Go.
+//
+// # Analyst mode
+//
+// A DB opened with Mode backend.Analyst (the zero value, so the safe default):
+//
+//   - starts every session with default_transaction_read_only = on and statement_timeout
+//     (Options.StatementTimeout, default 60 s);
+//   - runs each Query and Exec in its own BEGIN READ ONLY transaction with SET LOCAL
+//     statement_timeout, then rolls it back. The rollback also undoes any setting a
+//     statement changed (set_config), so nothing carries over to the next call; PostgreSQL
+//     will not make a read-only transaction read-write once it has run a query; and the
+//     extended protocol refuses a second statement, so "COMMIT; ..." cannot escape;
+//   - a write fails with SQLSTATE 25006 (read_only_sql_transaction), a statement that runs
+//     too long with 57014 (query_canceled).
+//
+// Tx is SERIALIZABLE READ WRITE in both modes, as in the DuckDB backend: it is how the budget
+// ledger (internal/store) records spends, and the engine never passes analyst text to it.
+//
+// What the process cannot enforce from inside the session, the deployment must, with the
+// role dpsql logs in as. For analysts, a role that is not a superuser and has
+//
+//	GRANT USAGE ON SCHEMA <data schemas> TO dpsql_analyst;
+//	GRANT SELECT ON <the relations the catalog exposes> TO dpsql_analyst;
+//	GRANT USAGE ON SCHEMA dpsql TO dpsql_analyst;
+//	GRANT SELECT ON ALL TABLES IN SCHEMA dpsql TO dpsql_analyst;
+//	GRANT INSERT ON dpsql.charges TO dpsql_analyst;
+//	GRANT UPDATE ON dpsql.budget TO dpsql_analyst;
+//
+// and nothing else: no membership in pg_read_server_files, pg_write_server_files or
+// pg_execute_server_program (COPY ... PROGRAM, server file reads), no CREATE on any
+// schema, no dblink or postgres_fdw (nothing that reaches outside the database). The
+// owner's role creates the dpsql schema and the data.
+//
+// # Values
+//
+// Query returns Go values: int64 for SMALLINT, INTEGER, BIGINT and OID; float64 for REAL and
+// DOUBLE PRECISION; NUMERIC without digits after the point (scale 0, which is what SUM over
+// integers returns) exactly as *big.Int, never through a float; other NUMERIC values,
+// NaN and ±Infinity as the nearest float64 (as the DuckDB backend does for DECIMAL); string
+// for TEXT, VARCHAR, CHAR, NAME, UUID (canonical form) and INTERVAL (DuckDB's rendering,
+// "1 year 2 months 3 days 04:05:06"); bool; time.Time for DATE, TIME (on 0001-01-01),
+// TIMESTAMP and TIMESTAMPTZ; []byte for BYTEA; []any for arrays; nil for NULL. Other types
+// are returned as pgx decodes them. Types are format_type(oid, NULL) in upper case:
+// "BIGINT", "INTEGER", "DOUBLE PRECISION", "NUMERIC", "TEXT", "CHARACTER VARYING",
+// "BOOLEAN", "TIMESTAMP WITHOUT TIME ZONE", "BIGINT[]", and user types by name.
+//
+// # Errors
+//
+// Errors keep PostgreSQL's *pgconn.PgError reachable with errors.As (SQLState returns its
+// code), and wrap the context's error when the context ended the call.
+package postgres

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpsql/dpsql"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+func col(name, typ string) dpsql.Column { return dpsql.Column{Name: name, Type: typ} }
+
+func bigInt(s string) *big.Int {
+	b, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		panic(s)
+	}
+	return b
+}
+
+// sampleResults cover every kind of value the printers must handle.
+func sampleResults() []*dpsql.Result {
+	day := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	return []*dpsql.Result{
+		{
+			Statement: "SELECT WITH ANONYMIZATION item, ANON_COUNT(*) ...",
+			Columns:   []dpsql.Column{col("item", "VARCHAR"), col("n", "BIGINT"), col("avg_q", "DOUBLE"), col("ok", "BOOLEAN")},
+			Rows: [][]any{
+				{"pen", int64(3), 2.5, true},
+				{"ink", int64(12), nil, false},
+				{nil, int64(-7), 1234567.0, nil},
+			},
+			Tag:     "SELECT 3",
+			Notices: []string{"charged epsilon=1; 2 left"},
+		},
+		{
+			Statement: "SELECT numbers",
+			Columns:   []dpsql.Column{col("big", "HUGEINT"), col("f", "DOUBLE"), col("label", "VARCHAR")},
+			Rows: [][]any{
+				{bigInt("170141183460469231731687303715884105727"), 0.1, "shortest"},
+				{bigInt("-18446744073709551616"), 1e21, "exponent"},
+				{int64(math.MaxInt64), 1.5e-7, "tiny"},
+				{int64(0), math.NaN(), "nan"},
+				{int64(1), math.Inf(1), "inf"},
+				{int64(2), math.Inf(-1), "-inf"},
+				{int64(3), 1e300 * 7, "huge"},
+			},
+			Tag: "SELECT 7",
+		},
+		{
+			Statement: "SELECT unicode",
+			Columns:   []dpsql.Column{col("名前", "VARCHAR"), col("note", "VARCHAR"), col("day", "DATE"), col("tags", "VARCHAR[]")},
+			Rows: [][]any{
+				{"日本語", "wide", day, []any{"a", nil, int64(2)}},
+				{"café", "combining e\u0301", day.Add(24 * time.Hour), []any{}},
+				{"🙂 ok", "line one\nline two\nthree", nil, nil},
+				{"tab\there", "esc \x1b[31mred\x1b[0m and \u202eevil", day, []any{1.5}},
+				{"", "quote \" and, comma", day, []any{"x,y"}},
+			},
+			Tag: "SELECT 5",
+		},
+		{Statement: "SELECT nothing", Columns: []dpsql.Column{col("a", "BIGINT"), col("b", "VARCHAR")}, Tag: "SELECT 0"},
+		{Statement: "CREATE VIEW v", Tag: "CREATE VIEW"},
+		{Statement: "SELECT one", Columns: []dpsql.Column{col("x", "BIGINT")}, Rows: [][]any{{int64(42)}}, Tag: "SELECT 1"},
+	}
+}
+
+func render(t *testing.T, f Format) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for _, r := range sampleResults() {
+		if err := writeResult(&b, f, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.Bytes()
+}
+
+func TestFormatGolden(t *testing.T) {
+	for _, f := range []Format{FormatTable, FormatCSV, FormatJSON} {
+		t.Run(string(f), func(t *testing.T) {
+			golden(t, "results."+string(f), render(t, f))
+		})
+	}
+}
+
+// TestJSONOneValidLinePerResult checks that each result with columns is one line of valid
+// JSON, that keys keep the column order and that big integers survive exactly.
+func TestJSONOneValidLinePerResult(t *testing.T) {
+	results := sampleResults()
+	withRows := 0
+	for _, r := range results {
+		if len(r.Columns) > 0 {
+			withRows++
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(string(render(t, FormatJSON)), "\n"), "\n")
+	if len(lines) != withRows {
+		t.Fatalf("got %d lines, want one per result with columns (%d):\n%s", len(lines), withRows, strings.Join(lines, "\n"))
+	}
+	for i, line := range lines {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("line %d is not valid JSON: %s", i+1, line)
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(lines[1]))
+	dec.UseNumber()
+	var rows []map[string]any
+	if err := dec.Decode(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows[0]["big"].(json.Number).String(); got != "170141183460469231731687303715884105727" {
+		t.Errorf("big int = %s", got)
+	}
+	if got := rows[3]["f"]; got != "NaN" {
+		t.Errorf("NaN = %#v, want the string NaN", got)
+	}
+	if !strings.HasPrefix(lines[0], `[{"item":"pen","n":3,"avg_q":2.5,"ok":true}`) {
+		t.Errorf("keys not in column order: %s", lines[0])
+	}
+	if lines[3] != "[]" {
+		t.Errorf("empty result = %s, want []", lines[3])
+	}
+}
+
+func TestFormatFloat(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{
+		{0.1, "0.1"},
+		{2.5, "2.5"},
+		{3, "3"},
+		{1234567, "1234567"},
+		{-1e20, "-100000000000000000000"},
+		{1e21, "1e+21"},
+		{1234567.25, "1.23456725e+06"},
+		{1.5e-7, "1.5e-07"},
+		{math.NaN(), "NaN"},
+		{math.Inf(-1), "-Infinity"},
+	} {
+		if got := formatFloat(c.f); got != c.want {
+			t.Errorf("formatFloat(%v) = %q, want %q", c.f, got, c.want)
+		}
+	}
+}
+
+func TestTableWidthsAreAligned(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeTable(&b, sampleResults()[2]); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	// Every '|' of the body sits in the same display column as in the header.
+	want := barColumns(lines[0])
+	for _, l := range lines[2 : len(lines)-1] {
+		if got := barColumns(l); len(got) != len(want) || got[0] != want[0] || got[len(got)-1] != want[len(want)-1] {
+			t.Errorf("misaligned line %q: bars at %v, header at %v", l, got, want)
+		}
+	}
+}
+
+func barColumns(line string) []int {
+	var cols []int
+	col := 0
+	for _, r := range line {
+		if r == '|' {
+			cols = append(cols, col)
+		}
+		col += width(string(r))
+	}
+	return cols
+}

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// UsageError is a mistake on the command line (an unknown option, a missing or bad value).
+// The command exits with status 2 for it, like other Unix tools.
+type UsageError struct {
+	Msg string
+}
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) *UsageError {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// sourceKind says where a -c or -f input comes from.
+type sourceKind int
+
+const (
+	fromCommand sourceKind = iota // -c: the text is the argument
+	fromFile                      // -f: the argument is a path, "-" is standard input
+)
+
+// source is one -c or -f argument; they run in the order given, like psql.
+type source struct {
+	kind sourceKind
+	arg  string
+}
+
+// flags is the parsed command line.
+type flags struct {
+	database   string
+	sources    []source
+	init       []string
+	owner      bool
+	format     Format
+	formatSet  bool
+	confidence float64
+	timeout    time.Duration
+	quiet      bool
+	help       bool
+	version    bool
+}
+
+// option describes one flag: its long name, its one-letter short name (0 for none) and
+// whether it takes a value.
+type option struct {
+	long     string
+	short    byte
+	hasValue bool
+	set      func(f *flags, value string) error
+}
+
+// options is a function rather than a package variable so there is no global state.
+func options() []option {
+	return []option{
+		{long: "command", short: 'c', hasValue: true, set: func(f *flags, v string) error {
+			f.sources = append(f.sources, source{fromCommand, v})
+			return nil
+		}},
+		{long: "file", short: 'f', hasValue: true, set: func(f *flags, v string) error {
+			f.sources = append(f.sources, source{fromFile, v})
+			return nil
+		}},
+		{long: "init", hasValue: true, set: func(f *flags, v string) error {
+			f.init = append(f.init, v)
+			return nil
+		}},
+		{long: "owner", set: func(f *flags, _ string) error { f.owner = true; return nil }},
+		{long: "format", hasValue: true, set: func(f *flags, v string) error {
+			format, err := parseFormat(v)
+			if err != nil {
+				return usagef("--format: %v", err)
+			}
+			f.format, f.formatSet = format, true
+			return nil
+		}},
+		{long: "confidence", hasValue: true, set: func(f *flags, v string) error {
+			level, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(level > 0 && level < 1) {
+				return usagef("--confidence %q: want a level strictly between 0 and 1, like 0.95", v)
+			}
+			f.confidence = level
+			return nil
+		}},
+		{long: "timeout", hasValue: true, set: func(f *flags, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return usagef("--timeout %q: want a duration like 30s, 2m or 1h30m (0 for no limit)", v)
+			}
+			f.timeout = d
+			return nil
+		}},
+		{long: "quiet", short: 'q', set: func(f *flags, _ string) error { f.quiet = true; return nil }},
+		{long: "help", short: 'h', set: func(f *flags, _ string) error { f.help = true; return nil }},
+		{long: "version", set: func(f *flags, _ string) error { f.version = true; return nil }},
+	}
+}
+
+// parseFlags reads GNU-style arguments: --name value, --name=value, -x value, -xvalue,
+// grouped short switches (-qh), options after the DATABASE argument, and "--" to end the
+// options.
+func parseFlags(args []string) (*flags, error) {
+	f := &flags{format: FormatTable}
+	opts := options()
+	byLong := make(map[string]*option, len(opts))
+	byShort := make(map[byte]*option, len(opts))
+	for i := range opts {
+		byLong[opts[i].long] = &opts[i]
+		if opts[i].short != 0 {
+			byShort[opts[i].short] = &opts[i]
+		}
+	}
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		switch {
+		case arg == "--":
+			positional = append(positional, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(arg, "--"):
+			name, value, hasEq := strings.Cut(arg[2:], "=")
+			o := byLong[name]
+			if o == nil {
+				return nil, usagef("unknown option --%s", name)
+			}
+			switch {
+			case !o.hasValue && hasEq:
+				return nil, usagef("option --%s does not take a value", name)
+			case o.hasValue && !hasEq:
+				if i+1 >= len(args) {
+					return nil, usagef("option --%s needs a value", name)
+				}
+				i++
+				value = args[i]
+			}
+			if err := o.set(f, value); err != nil {
+				return nil, err
+			}
+		case len(arg) > 1 && arg[0] == '-':
+			// One or more short options: switches may be grouped, and the first option that
+			// takes a value consumes the rest of the argument or the next argument.
+			for j := 1; j < len(arg); j++ {
+				o := byShort[arg[j]]
+				if o == nil {
+					return nil, usagef("unknown option -%c", arg[j])
+				}
+				if !o.hasValue {
+					if err := o.set(f, ""); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				value := arg[j+1:]
+				if value == "" {
+					if i+1 >= len(args) {
+						return nil, usagef("option -%c needs a value", arg[j])
+					}
+					i++
+					value = args[i]
+				}
+				if err := o.set(f, value); err != nil {
+					return nil, err
+				}
+				break
+			}
+		default:
+			positional = append(positional, arg)
+		}
+	}
+	switch len(positional) {
+	case 0:
+	case 1:
+		f.database = positional[0]
+	default:
+		return nil, usagef("too many arguments: %q (give at most one DATABASE)", positional[1:])
+	}
+	return f, nil
+}
+
+// usage is the --help text.
+const usage = `dpsql: a differentially private SQL shell
+
+Usage:
+  dpsql [OPTIONS] [DATABASE]
+
+DATABASE is a DuckDB file (created if missing), a postgres:// URL, or absent for an
+in-memory DuckDB database.
+
+Options:
+  -c, --command SQL       run SQL; repeatable, runs in order with -f
+  -f, --file FILE         run the statements in FILE; repeatable, "-" reads standard input
+      --owner             open as the data owner (raw SQL, privacy policies, SET BUDGET)
+      --init FILE         run FILE as the owner first, then continue as an analyst;
+                          repeatable (with --owner, stay the owner)
+      --format FORMAT     table (default), csv, or json (one array of rows per line)
+      --confidence LEVEL  add confidence interval bounds to noisy columns, e.g. 0.95
+      --timeout DURATION  cancel any statement that runs longer, e.g. 30s
+  -q, --quiet             do not print notices (budget charged and left, ...)
+  -h, --help              show this help
+      --version           print the version
+
+Without -c or -f, dpsql prompts for statements on a terminal (type \? for help) and
+runs standard input as a script otherwise. With -c or -f it stops at the first error
+and exits with status 1; a bad command line exits with status 2.
+
+Examples:
+  dpsql --owner shop.duckdb -f setup.sql
+  dpsql shop.duckdb -c "SHOW BUDGET;"
+  dpsql shop.duckdb --format json -c "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5)
+      item, ANON_COUNT(*) AS n FROM purchases GROUP BY item;"
+  dpsql --init example.sql -c "SELECT WITH ANONYMIZATION ..."   # in-memory demo
+  echo "SHOW TABLES;" | dpsql postgres://analyst@db.example.com/shop
+`

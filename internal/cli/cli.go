@@ -1,0 +1,345 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/dpsql/dpsql"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// Engine is what the command needs from an open database. *dpsql.DB satisfies it.
+type Engine interface {
+	// Exec runs the statements of script in order and stops at the first error, returning
+	// the results of the statements before it and the error, whose position (if it is a
+	// *sqlerr.Error) is relative to script.
+	Exec(ctx context.Context, script string) ([]*dpsql.Result, error)
+	Close() error
+}
+
+// roleDropper is the optional capability behind --init without --owner: the engine was
+// opened as the owner to run the init scripts and continues as an analyst.
+type roleDropper interface {
+	BecomeAnalyst(ctx context.Context) error
+}
+
+// Options connect Run to the world. Stdin, Stdout, Stderr, Open and Complete are required.
+type Options struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// StdinIsTerminal selects the interactive prompt when there is no -c or -f; otherwise
+	// standard input is read as one script.
+	StdinIsTerminal bool
+	// StdoutIsTerminal lets the prompt use line editing and history (with liner); when
+	// standard output is redirected, the prompt reads plain lines and prompts on Stderr.
+	StdoutIsTerminal bool
+	// Open opens the database the command line names.
+	Open func(ctx context.Context, cfg dpsql.Config) (Engine, error)
+	// Complete reports whether src ends a statement with ';' outside strings and comments;
+	// the prompt reads lines until it is true. main passes dpsql.Complete.
+	Complete func(src string) bool
+	// Notify, if set, arranges for interrupts (Ctrl-C) to be delivered on c until stop is
+	// called; main passes a wrapper of signal.Notify. An interrupt cancels the running
+	// statement. Nil: statements cannot be interrupted (the process's default applies).
+	Notify func(c chan<- os.Signal) (stop func())
+	// Getenv reads the environment (HOME, for the prompt's history file). Nil: no history.
+	Getenv func(key string) string
+	// Version is printed by --version. Empty: the module version from the build info.
+	Version string
+}
+
+// ErrFailed is returned (wrapped) when a statement or an input failed; the details have been
+// printed already.
+var ErrFailed = errors.New("dpsql: statement failed")
+
+// IsTerminal reports whether f is a character device, such as a terminal, rather than a
+// file or a pipe.
+func IsTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// Run runs the dpsql command with the arguments after the program name. It reports every
+// error it returns on opts.Stderr before returning it: a *UsageError for a bad command line,
+// an error wrapping ErrFailed for a failed statement, another error otherwise.
+func Run(ctx context.Context, args []string, opts Options) error {
+	f, err := parseFlags(args)
+	if err != nil {
+		fmt.Fprintf(opts.Stderr, "dpsql: %v\nTry \"dpsql --help\" for more information.\n", err)
+		return err
+	}
+	if f.help {
+		_, err := io.WriteString(opts.Stdout, usage)
+		return err
+	}
+	if f.version {
+		_, err := fmt.Fprintf(opts.Stdout, "dpsql %s\n", version(opts.Version))
+		return err
+	}
+
+	cfg := dpsql.Config{
+		Database:         f.database,
+		Owner:            f.owner || len(f.init) > 0,
+		ConfidenceLevel:  f.confidence,
+		StatementTimeout: f.timeout,
+	}
+	eng, err := opts.Open(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(opts.Stderr, sqlerr.Render(err, ""))
+		return fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	s := &session{
+		eng:      eng,
+		out:      bufio.NewWriter(opts.Stdout),
+		errw:     opts.Stderr,
+		format:   f.format,
+		quiet:    f.quiet,
+		notify:   opts.Notify,
+		complete: opts.Complete,
+	}
+	err = s.run(ctx, f, opts)
+	if cerr := eng.Close(); cerr != nil && err == nil {
+		fmt.Fprintln(opts.Stderr, sqlerr.Render(cerr, ""))
+		err = fmt.Errorf("%w: %w", ErrFailed, cerr)
+	}
+	return err
+}
+
+func version(v string) string {
+	if v != "" {
+		return v
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
+
+// session is one run of the command against an open engine.
+type session struct {
+	eng      Engine
+	out      *bufio.Writer
+	errw     io.Writer
+	format   Format
+	quiet    bool
+	timing   bool
+	notify   func(c chan<- os.Signal) (stop func())
+	complete func(string) bool
+	// sigs receives interrupts for the whole session while the prompt runs; nil otherwise,
+	// and exec then listens only while a statement runs.
+	sigs chan os.Signal
+}
+
+func (s *session) run(ctx context.Context, f *flags, opts Options) error {
+	dropper, canDrop := s.eng.(roleDropper)
+	if len(f.init) > 0 && !f.owner && !canDrop {
+		err := errors.New("this database cannot continue as an analyst after --init; add --owner to run everything as the owner")
+		fmt.Fprintln(s.errw, "ERROR: "+err.Error())
+		return fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	for _, path := range f.init {
+		script, err := s.readFile(path, opts.Stdin)
+		if err != nil {
+			return err
+		}
+		// Init scripts are trusted setup: their results and notices are not shown.
+		if _, err := s.exec(ctx, script); err != nil {
+			return s.fail(displayName(path), script, err)
+		}
+	}
+	if len(f.init) > 0 && !f.owner {
+		if err := dropper.BecomeAnalyst(ctx); err != nil {
+			return s.fail("", "", err)
+		}
+	}
+
+	if len(f.sources) > 0 {
+		for _, src := range f.sources {
+			if src.kind == fromCommand {
+				if err := s.runCommand(ctx, src.arg); err != nil {
+					if errors.Is(err, errQuit) {
+						return nil
+					}
+					return err
+				}
+				continue
+			}
+			script, err := s.readFile(src.arg, opts.Stdin)
+			if err != nil {
+				return err
+			}
+			if err := s.runScript(ctx, displayName(src.arg), script); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+
+	if !opts.StdinIsTerminal {
+		script, err := s.readFile("-", opts.Stdin)
+		if err != nil {
+			return err
+		}
+		return s.runScript(ctx, "", script)
+	}
+	return s.interactive(ctx, opts)
+}
+
+// runCommand runs one -c argument: SQL, or a backslash meta-command as at the prompt.
+func (s *session) runCommand(ctx context.Context, cmd string) error {
+	if strings.HasPrefix(strings.TrimSpace(cmd), `\`) {
+		err := s.meta(ctx, cmd)
+		switch {
+		case err == nil, errors.Is(err, errQuit), errors.Is(err, ErrFailed):
+			return err
+		}
+		_ = s.flush()
+		fmt.Fprintf(s.errw, "dpsql: %v\n", err)
+		return fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	return s.runScript(ctx, "", cmd)
+}
+
+// runScript runs script, prints its results and, on failure, the error; name (a file name or
+// "") prefixes the error.
+func (s *session) runScript(ctx context.Context, name, script string) error {
+	start := time.Now()
+	results, err := s.exec(ctx, script)
+	elapsed := time.Since(start)
+	if perr := s.print(results); perr != nil {
+		return perr
+	}
+	if err != nil {
+		err = s.fail(name, script, err)
+	}
+	if s.timing {
+		fmt.Fprintf(s.out, "Time: %.3f ms\n", float64(elapsed.Microseconds())/1000)
+	}
+	if ferr := s.flush(); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// exec runs script with a context that an interrupt cancels.
+func (s *session) exec(ctx context.Context, script string) ([]*dpsql.Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sigs := s.sigs
+	if sigs == nil && s.notify != nil {
+		sigs = make(chan os.Signal, 1)
+		stop := s.notify(sigs)
+		defer stop()
+	}
+	if sigs != nil {
+		drain(sigs) // an interrupt before the statement started is not for it
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-sigs:
+				cancel()
+			case <-done:
+			}
+		}()
+	}
+	return s.eng.Exec(ctx, script)
+}
+
+// drain empties c and reports whether it held any interrupt.
+func drain(c <-chan os.Signal) bool {
+	got := false
+	for {
+		select {
+		case <-c:
+			got = true
+		default:
+			return got
+		}
+	}
+}
+
+// print writes results and their notices.
+func (s *session) print(results []*dpsql.Result) error {
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		if !s.quiet && len(r.Notices) > 0 {
+			if err := s.flush(); err != nil {
+				return err
+			}
+			for _, n := range r.Notices {
+				fmt.Fprintln(s.errw, "NOTICE: "+sanitize(n))
+			}
+		}
+		if err := writeResult(s.out, s.format, r); err != nil {
+			return s.outputError(err)
+		}
+	}
+	return s.flush()
+}
+
+func (s *session) flush() error {
+	if err := s.out.Flush(); err != nil {
+		return s.outputError(err)
+	}
+	return nil
+}
+
+func (s *session) outputError(err error) error {
+	fmt.Fprintf(s.errw, "dpsql: writing output: %v\n", err)
+	return fmt.Errorf("writing output: %w", err)
+}
+
+// fail reports a failed statement of script and returns an error wrapping ErrFailed.
+func (s *session) fail(name, script string, err error) error {
+	_ = s.flush()
+	fmt.Fprintln(s.errw, renderError(name, script, err))
+	return fmt.Errorf("%w: %w", ErrFailed, err)
+}
+
+// renderError is sqlerr.Render with the file name in front and a plain message for a
+// statement cancelled by Ctrl-C.
+func renderError(name, script string, err error) string {
+	var msg string
+	if _, ok := sqlerr.As(err); !ok && errors.Is(err, context.Canceled) {
+		msg = "ERROR: canceling statement due to user request"
+	} else {
+		msg = sqlerr.Render(err, script)
+	}
+	if name != "" {
+		msg = name + ": " + msg
+	}
+	return msg
+}
+
+// readFile reads a -f or --init file; "-" is standard input.
+func (s *session) readFile(path string, stdin io.Reader) (string, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		fmt.Fprintf(s.errw, "dpsql: %v\n", err)
+		return "", fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	return string(b), nil
+}
+
+func displayName(path string) string {
+	if path == "-" {
+		return "<stdin>"
+	}
+	return path
+}

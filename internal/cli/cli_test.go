@@ -1,0 +1,293 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpsql/dpsql"
+)
+
+type run struct {
+	stdout, stderr string
+	err            error
+	cfg            dpsql.Config
+	opened         bool
+}
+
+// runWith runs the command against eng with stdin as standard input (not a terminal).
+func runWith(t *testing.T, eng Engine, stdin string, args ...string) run {
+	t.Helper()
+	var out, errw bytes.Buffer
+	var r run
+	r.err = Run(context.Background(), args, Options{
+		Stdin:  strings.NewReader(stdin),
+		Stdout: &out,
+		Stderr: &errw,
+		Open: func(ctx context.Context, cfg dpsql.Config) (Engine, error) {
+			r.cfg, r.opened = cfg, true
+			return eng, nil
+		},
+		Complete: simpleComplete,
+		Version:  "v1.2.3-test",
+	})
+	r.stdout, r.stderr = out.String(), errw.String()
+	return r
+}
+
+func isUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
+
+func TestRunCommandsInOrder(t *testing.T) {
+	eng := newFake()
+	eng.results["SELECT one"] = &dpsql.Result{Columns: []dpsql.Column{col("x", "BIGINT")}, Rows: [][]any{{int64(1)}}}
+	file := filepath.Join(t.TempDir(), "q.sql")
+	if err := os.WriteFile(file, []byte("CREATE VIEW v;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runWith(t, eng, "SET BUDGET;", "db.duckdb", "-c", "SELECT one;", "-f", file, "-f", "-", "--command", "DROP VIEW v;")
+	if r.err != nil {
+		t.Fatalf("err = %v, stderr:\n%s", r.err, r.stderr)
+	}
+	want := []string{"SELECT one;", "CREATE VIEW v;\n", "SET BUDGET;", "DROP VIEW v;"}
+	if !reflect.DeepEqual(eng.scripts, want) {
+		t.Errorf("scripts = %q, want %q", eng.scripts, want)
+	}
+	wantOut := " x\n---\n 1\n(1 row)\n\nCREATE\nSET\nDROP\n"
+	if r.stdout != wantOut {
+		t.Errorf("stdout = %q, want %q", r.stdout, wantOut)
+	}
+	if r.cfg != (dpsql.Config{Database: "db.duckdb"}) {
+		t.Errorf("config = %+v", r.cfg)
+	}
+	if last := eng.calls[len(eng.calls)-1]; last != "close" {
+		t.Errorf("engine not closed last: %v", eng.calls)
+	}
+}
+
+func TestRunConfig(t *testing.T) {
+	r := runWith(t, newFake(), "", "--owner", "--confidence", "0.9", "--timeout=2s", "postgres://u@h/db", "-c", "SELECT 1;")
+	want := dpsql.Config{Database: "postgres://u@h/db", Owner: true, ConfidenceLevel: 0.9, StatementTimeout: 2 * time.Second}
+	if r.err != nil || r.cfg != want {
+		t.Errorf("err = %v, config = %+v, want %+v", r.err, r.cfg, want)
+	}
+}
+
+// TestRunStopsAtFirstError checks that a failing statement is rendered with its line and a
+// caret, that later -c arguments do not run, and that the error is not a usage error (exit 1).
+func TestRunStopsAtFirstError(t *testing.T) {
+	eng := newFake()
+	r := runWith(t, eng, "", "-c", "CREATE TABLE t;\nBAD JOIN x;\nCREATE TABLE never;", "-c", "SELECT never;")
+	if r.err == nil || isUsage(r.err) || !errors.Is(r.err, ErrFailed) {
+		t.Fatalf("err = %v, want a statement failure", r.err)
+	}
+	if len(eng.scripts) != 1 {
+		t.Errorf("ran %d scripts after the failure, want 1", len(eng.scripts))
+	}
+	if r.stdout != "CREATE\n" {
+		t.Errorf("stdout = %q: the statements before the error should be printed", r.stdout)
+	}
+	want := `ERROR: 2:5: join of private tables must equate their privacy units (SQLSTATE 2P000)
+LINE 2: BAD JOIN x;
+            ^
+RULE: join-on-privacy-unit
+HINT: add USING (uid)
+`
+	if r.stderr != want {
+		t.Errorf("stderr =\n%s\nwant\n%s", r.stderr, want)
+	}
+}
+
+func TestRunFileErrorNamesTheFile(t *testing.T) {
+	r := runWith(t, newFake(), "SELECT 1;\n\n  BAD x;\n", "-f", "-")
+	if !strings.HasPrefix(r.stderr, "<stdin>: ERROR: 3:7: ") || !strings.Contains(r.stderr, "LINE 3:   BAD x;\n") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+	if r.err == nil {
+		t.Error("no error")
+	}
+}
+
+func TestRunMissingFile(t *testing.T) {
+	r := runWith(t, newFake(), "", "-f", filepath.Join(t.TempDir(), "missing.sql"))
+	if r.err == nil || isUsage(r.err) || !strings.Contains(r.stderr, "missing.sql") {
+		t.Errorf("err = %v, stderr = %q", r.err, r.stderr)
+	}
+}
+
+func TestRunStdinScript(t *testing.T) {
+	eng := newFake()
+	r := runWith(t, eng, "CREATE TABLE a;\nCREATE TABLE b;\n")
+	if r.err != nil || len(eng.scripts) != 1 || r.stdout != "CREATE\nCREATE\n" {
+		t.Errorf("err = %v, scripts = %q, stdout = %q", r.err, eng.scripts, r.stdout)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	r := runWith(t, newFake(), "", "--bogus")
+	if !isUsage(r.err) || r.opened {
+		t.Errorf("err = %v, opened = %v", r.err, r.opened)
+	}
+	if !strings.Contains(r.stderr, "unknown option --bogus") || !strings.Contains(r.stderr, "dpsql --help") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+
+	r = runWith(t, newFake(), "", "--help")
+	if r.err != nil || !strings.Contains(r.stdout, "Examples:") || r.opened {
+		t.Errorf("--help: err = %v, stdout = %q", r.err, r.stdout)
+	}
+	r = runWith(t, newFake(), "", "--version")
+	if r.err != nil || r.stdout != "dpsql v1.2.3-test\n" {
+		t.Errorf("--version: err = %v, stdout = %q", r.err, r.stdout)
+	}
+}
+
+func TestRunNotices(t *testing.T) {
+	eng := newFake()
+	eng.results["SELECT dp"] = &dpsql.Result{
+		Columns: []dpsql.Column{col("n", "BIGINT")}, Rows: [][]any{{int64(5)}},
+		Notices: []string{"charged epsilon=1", "budget left: epsilon=2"},
+	}
+	r := runWith(t, eng, "", "--format=csv", "-c", "SELECT dp;")
+	if r.stdout != "n\n5\n" || r.stderr != "NOTICE: charged epsilon=1\nNOTICE: budget left: epsilon=2\n" {
+		t.Errorf("stdout = %q, stderr = %q", r.stdout, r.stderr)
+	}
+	r = runWith(t, eng, "", "-q", "--format=json", "-c", "SELECT dp;")
+	if r.stdout != "[{\"n\":5}]\n" || r.stderr != "" {
+		t.Errorf("quiet: stdout = %q, stderr = %q", r.stdout, r.stderr)
+	}
+}
+
+func TestRunOpenError(t *testing.T) {
+	var errw bytes.Buffer
+	err := Run(context.Background(), []string{"-c", "SELECT 1;"}, Options{
+		Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &errw,
+		Open: func(context.Context, dpsql.Config) (Engine, error) {
+			return nil, errors.New("cannot open x.duckdb: permission denied")
+		},
+		Complete: simpleComplete,
+	})
+	if err == nil || isUsage(err) || errw.String() != "ERROR: cannot open x.duckdb: permission denied\n" {
+		t.Errorf("err = %v, stderr = %q", err, errw.String())
+	}
+}
+
+func TestRunCloseError(t *testing.T) {
+	eng := newFake()
+	eng.closeErr = errors.New("flush failed")
+	r := runWith(t, eng, "", "-c", "SELECT 1;")
+	if r.err == nil || !strings.Contains(r.stderr, "flush failed") {
+		t.Errorf("err = %v, stderr = %q", r.err, r.stderr)
+	}
+}
+
+func TestRunInit(t *testing.T) {
+	dir := t.TempDir()
+	setup := filepath.Join(dir, "setup.sql")
+	if err := os.WriteFile(setup, []byte("CREATE TABLE t;\nSET BUDGET;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("becomes analyst", func(t *testing.T) {
+		fake := newFake()
+		r := runWith(t, analystFake{fake}, "", "--init", setup, "-c", "SELECT 1;")
+		if r.err != nil {
+			t.Fatalf("err = %v, stderr = %s", r.err, r.stderr)
+		}
+		if !r.cfg.Owner {
+			t.Error("not opened as owner for --init")
+		}
+		if want := []string{"exec", "analyst", "exec", "close"}; !reflect.DeepEqual(fake.calls, want) {
+			t.Errorf("calls = %v, want %v", fake.calls, want)
+		}
+		if r.stdout != "SELECT\n" {
+			t.Errorf("init output should be silent; stdout = %q", r.stdout)
+		}
+	})
+	t.Run("owner stays owner", func(t *testing.T) {
+		fake := newFake()
+		r := runWith(t, analystFake{fake}, "", "--owner", "--init", setup, "-c", "SELECT 1;")
+		if want := []string{"exec", "exec", "close"}; r.err != nil || !reflect.DeepEqual(fake.calls, want) {
+			t.Errorf("err = %v, calls = %v, want %v", r.err, fake.calls, want)
+		}
+	})
+	t.Run("engine cannot drop the role", func(t *testing.T) {
+		fake := newFake()
+		r := runWith(t, fake, "", "--init", setup, "-c", "SELECT 1;")
+		if r.err == nil || !strings.Contains(r.stderr, "--owner") {
+			t.Errorf("err = %v, stderr = %q", r.err, r.stderr)
+		}
+		if want := []string{"close"}; !reflect.DeepEqual(fake.calls, want) {
+			t.Errorf("calls = %v, want %v (nothing should run)", fake.calls, want)
+		}
+	})
+	t.Run("init error", func(t *testing.T) {
+		bad := filepath.Join(dir, "bad.sql")
+		if err := os.WriteFile(bad, []byte("CREATE TABLE t;\nBAD x;\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fake := newFake()
+		r := runWith(t, analystFake{fake}, "", "--init", bad, "-c", "SELECT 1;")
+		if r.err == nil || !strings.HasPrefix(r.stderr, bad+": ERROR: 2:5:") {
+			t.Errorf("err = %v, stderr = %q", r.err, r.stderr)
+		}
+		if want := []string{"exec", "close"}; !reflect.DeepEqual(fake.calls, want) {
+			t.Errorf("calls = %v, want %v", fake.calls, want)
+		}
+	})
+}
+
+func TestRunMetaInCommand(t *testing.T) {
+	eng := newFake()
+	eng.results["SHOW TABLES"] = &dpsql.Result{Columns: []dpsql.Column{col("name", "VARCHAR")}, Rows: [][]any{{"sales"}}}
+	r := runWith(t, eng, "", "-c", `\format csv`, "-c", `\dt`, "-c", `\q`, "-c", "SELECT never;")
+	if r.err != nil || r.stdout != "Output format is csv.\nname\nsales\n" || len(eng.scripts) != 1 {
+		t.Errorf("err = %v, stdout = %q, scripts = %q", r.err, r.stdout, eng.scripts)
+	}
+	r = runWith(t, newFake(), "", "-c", `\nope`)
+	if r.err == nil || isUsage(r.err) || !strings.Contains(r.stderr, `invalid command \nope`) {
+		t.Errorf("err = %v, stderr = %q", r.err, r.stderr)
+	}
+}
+
+// TestInterruptCancelsStatement sends an interrupt while a statement runs: the statement's
+// context is cancelled and the command reports it and fails.
+func TestInterruptCancelsStatement(t *testing.T) {
+	eng := newFake()
+	sigs := make(chan chan<- os.Signal, 1)
+	var errw bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), []string{"-c", "SLEEP;", "-c", "SELECT never;"}, Options{
+			Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &errw,
+			Open:     func(context.Context, dpsql.Config) (Engine, error) { return eng, nil },
+			Complete: simpleComplete,
+			Notify: func(c chan<- os.Signal) func() {
+				sigs <- c
+				return func() {}
+			},
+		})
+	}()
+	c := <-sigs
+	<-eng.started
+	c <- os.Interrupt
+	select {
+	case err := <-done:
+		if err == nil || errw.String() != "ERROR: canceling statement due to user request\n" {
+			t.Errorf("err = %v, stderr = %q", err, errw.String())
+		}
+		if len(eng.scripts) != 1 {
+			t.Errorf("scripts = %q: nothing should run after the interrupt", eng.scripts)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupt did not cancel the statement")
+	}
+}

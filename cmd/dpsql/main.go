@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+
+	"github.com/dpsql/dpsql"
+	"github.com/dpsql/dpsql/internal/cli"
+)
+
+func main() {
+	err := cli.Run(context.Background(), os.Args[1:], cli.Options{
+		Stdin:            os.Stdin,
+		Stdout:           os.Stdout,
+		Stderr:           os.Stderr,
+		StdinIsTerminal:  cli.IsTerminal(os.Stdin),
+		StdoutIsTerminal: cli.IsTerminal(os.Stdout),
+		Open:             open,
+		Complete:         dpsql.Complete,
+		Notify:           notifyInterrupt,
+		Getenv:           os.Getenv,
+	})
+	os.Exit(exitCode(err))
+}
+
+// open adapts dpsql.Open to the command's Engine interface (returning a nil interface, not a
+// nil *dpsql.DB, on error).
+func open(ctx context.Context, cfg dpsql.Config) (cli.Engine, error) {
+	db, err := dpsql.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+func notifyInterrupt(c chan<- os.Signal) (stop func()) {
+	signal.Notify(c, os.Interrupt)
+	return func() { signal.Stop(c) }
+}
+
+// exitCode maps Run's error (already reported on stderr) to the exit status.
+func exitCode(err error) int {
+	var usage *cli.UsageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &usage):
+		return 2
+	default:
+		return 1
+	}
+}

@@ -40,7 +40,6 @@ type flags struct {
 	init       []string
 	owner      bool
 	format     Format
-	formatSet  bool
 	confidence float64
 	timeout    time.Duration
 	quiet      bool
@@ -78,7 +77,7 @@ func options() []option {
 			if err != nil {
 				return usagef("--format: %v", err)
 			}
-			f.format, f.formatSet = format, true
+			f.format = format
 			return nil
 		}},
 		{long: "confidence", hasValue: true, set: func(f *flags, v string) error {
@@ -202,7 +201,8 @@ Options:
       --format FORMAT     table (default), csv, or json (one array of rows per line)
       --confidence LEVEL  add confidence interval bounds to noisy columns, e.g. 0.95
       --timeout DURATION  cancel any statement that runs longer, e.g. 30s
-  -q, --quiet             do not print notices (budget charged and left, ...)
+  -q, --quiet             do not print notices (budget charged and left, ...) or the
+                          prompt's welcome line
   -h, --help              show this help
       --version           print the version
 

@@ -29,7 +29,7 @@ func TestParseFlags(t *testing.T) {
 		},
 		{
 			[]string{"--format", "JSON", "--confidence=0.95", "--timeout", "1m30s", "--quiet"},
-			flags{format: FormatJSON, formatSet: true, confidence: 0.95, timeout: 90 * time.Second, quiet: true},
+			flags{format: FormatJSON, confidence: 0.95, timeout: 90 * time.Second, quiet: true},
 		},
 		{[]string{"--", "-odd-name.duckdb"}, flags{database: "-odd-name.duckdb", format: FormatTable}},
 		{[]string{"-h"}, flags{help: true, format: FormatTable}},

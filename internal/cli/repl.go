@@ -64,7 +64,9 @@ func (s *session) interactive(ctx context.Context, opts Options) error {
 			f.Close()
 		}
 	}
-	fmt.Fprintf(s.out, "dpsql %s. Type \\? for help, \\q or Ctrl-D to quit.\n", version(opts.Version))
+	if !s.quiet {
+		fmt.Fprintf(s.out, "dpsql %s. Type \\? for help, \\q or Ctrl-D to quit.\n", version(opts.Version))
+	}
 	err := s.repl(ctx, linerReader{st: st, w: s.out})
 	if history != "" {
 		if werr := writeHistory(st, history); werr != nil {
@@ -187,7 +189,9 @@ func (s *session) repl(ctx context.Context, lr lineReader) error {
 			continue
 		}
 		buf.Reset()
-		lr.AddHistory(strings.Join(strings.Fields(stmt), " "))
+		// History entries are single lines; spaces inside the line stay as typed, so a
+		// recalled string literal keeps its contents.
+		lr.AddHistory(strings.ReplaceAll(strings.TrimSpace(stmt), "\n", " "))
 		if err := s.runScript(ctx, "", stmt); err != nil && !errors.Is(err, ErrFailed) {
 			return err // output failed; nothing more can be shown
 		}

@@ -83,7 +83,7 @@ dpsql: \format: unknown format "xml" (want table, csv or json)
 	if !reflect.DeepEqual(eng.scripts, wantScripts) {
 		t.Errorf("scripts = %q\nwant %q", eng.scripts, wantScripts)
 	}
-	wantHistory := []string{"SELECT one;", "SELECT two;", `\format json`, "SELECT one;", "BAD x;", `\format`,
+	wantHistory := []string{"SELECT one;", "SELECT   two;", `\format json`, "SELECT one;", "BAD x;", `\format`,
 		`\format table`, `\budget`, `\nope`, `\format xml`, "CREATE TABLE a; CREATE TABLE b;", `\?`, `\q`}
 	if !reflect.DeepEqual(lr.history, wantHistory) {
 		t.Errorf("history = %q\nwant %q", lr.history, wantHistory)

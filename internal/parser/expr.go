@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/dpsql/dpsql/internal/ast"
@@ -323,10 +324,14 @@ func (p *parser) parsePrimary() ast.Expr {
 	}
 	if ast.IsReserved(t.Val) {
 		e := p.errUnexpected()
-		if t.Val != "SELECT" && t.Val != "FROM" && t.Val != "WHERE" {
-			e.Hint = "expected an expression; write a reserved word in double quotes to use it as a name"
-		} else {
+		switch t.Val {
+		case "NOT":
+			e.Hint = "expected an expression; put NOT and its operand in parentheses: (NOT x)"
+		case "AND", "OR", "IS", "IN", "LIKE", "ILIKE", "BETWEEN", "CASE", "WHEN", "THEN", "ELSE",
+			"END", "AS", "ON", "USING", "SELECT", "FROM", "WHERE", "JOIN", "UNION", "INTERSECT", "EXCEPT":
 			e.Hint = "expected an expression"
+		default:
+			e.Hint = fmt.Sprintf("expected an expression; %s is a reserved word: write it in double quotes to use it as a name", t.Val)
 		}
 		p.fail(e)
 	}
@@ -558,6 +563,9 @@ func (p *parser) parseCase() ast.Expr {
 	defer p.leave()
 	start := p.next().Pos
 	c := &ast.Case{}
+	if p.tok().is("END") || p.tok().is("ELSE") {
+		p.unexpected("WHEN")
+	}
 	if !p.tok().is("WHEN") {
 		c.Operand = p.parseExpr()
 	}

@@ -242,8 +242,7 @@ func (lx *lexer) number(start sqlerr.Pos) (token, error) {
 			}
 			i = j
 		} else {
-			lx.advance(i - lx.off)
-			return token{}, lx.errAt(lx.pos(), "invalid exponent in numeric literal %q", s[start.Offset:j])
+			return token{}, lx.errAt(start, "invalid exponent in numeric literal %q", s[start.Offset:j])
 		}
 	}
 	lx.advance(i - lx.off)

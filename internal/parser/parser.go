@@ -375,7 +375,7 @@ func identOf(t token) *ast.Ident {
 // qualifiedName parses ident ('.' ident)*.
 func (p *parser) qualifiedName() []*ast.Ident {
 	parts := []*ast.Ident{p.ident()}
-	for p.tok().isOp(".") {
+	for p.tok().isOp(".") && !p.peek(1).isOp("*") {
 		p.next()
 		parts = append(parts, p.ident())
 	}

@@ -17,8 +17,9 @@
 //	SET enable_external_access = false   -- no file, network, ATTACH, COPY, INSTALL/LOAD, getenv
 //	SET lock_configuration = true        -- and no SET/RESET can undo any of it
 //
-// Query and Exec then run each statement inside BEGIN TRANSACTION READ ONLY, so nothing they
-// run can write. Tx is read-write in both modes because the ledger must record spends; the
+// Query and Exec then accept only text that DuckDB's parser reads as exactly one SELECT
+// statement (so "COMMIT; CREATE TABLE ..." cannot end the transaction below), and run it inside
+// BEGIN TRANSACTION READ ONLY, so nothing they run can write. Tx is read-write in both modes because the ledger must record spends; the
 // engine never passes analyst text to Tx.
 //
 // Views that the owner defines over files (CREATE VIEW v AS SELECT * FROM

@@ -161,14 +161,19 @@ func (d *DB) Mode() backend.Mode { return d.mode }
 // Close closes the database.
 func (d *DB) Close() error { return d.db.Close() }
 
-// Query runs one statement and reads all its rows. In analyst mode it runs inside a read-only
+// ErrNotSingleSelect is wrapped by the error of an analyst-mode Query or Exec whose text is
+// not exactly one SELECT statement.
+var ErrNotSingleSelect = errors.New("analyst connections run exactly one SELECT statement")
+
+// Query runs one statement and reads all its rows. In analyst mode the text must be exactly
+// one SELECT statement (else the error wraps ErrNotSingleSelect) and runs inside a read-only
 // transaction. Cancelling ctx interrupts the statement; the error then wraps ctx.Err().
 func (d *DB) Query(ctx context.Context, query string, args ...any) (*backend.Rows, error) {
 	if d.mode == backend.Owner {
 		return queryRows(ctx, d.db, query, args)
 	}
 	var rows *backend.Rows
-	err := d.readOnly(ctx, func(c *sql.Conn) error {
+	err := d.readOnly(ctx, query, func(c *sql.Conn) error {
 		var err error
 		rows, err = queryRows(ctx, c, query, args)
 		return err
@@ -176,21 +181,27 @@ func (d *DB) Query(ctx context.Context, query string, args ...any) (*backend.Row
 	return rows, err
 }
 
-// Exec runs one statement that returns no rows. In analyst mode it runs inside a read-only
-// transaction, so it cannot write.
+// Exec runs one statement that returns no rows. In analyst mode the text must be exactly one
+// SELECT statement and runs inside a read-only transaction, so it cannot write.
 func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 	if d.mode == backend.Owner {
 		_, err := d.db.ExecContext(ctx, query, args...)
 		return wrap(ctx, err)
 	}
-	return d.readOnly(ctx, func(c *sql.Conn) error {
+	return d.readOnly(ctx, query, func(c *sql.Conn) error {
 		_, err := c.ExecContext(ctx, query, args...)
 		return wrap(ctx, err)
 	})
 }
 
-// readOnly runs fn on the connection inside BEGIN TRANSACTION READ ONLY.
-func (d *DB) readOnly(ctx context.Context, fn func(*sql.Conn) error) error {
+// readOnly checks that query is a single SELECT and runs fn on the connection inside BEGIN
+// TRANSACTION READ ONLY.
+//
+// The check matters: the driver runs every statement of a multi-statement text, so without
+// it "COMMIT; CREATE TABLE ..." would end the read-only transaction and write. It uses
+// DuckDB's own parser (json_serialize_sql, which serialises SELECT statements only), so it
+// cannot disagree with DuckDB about where statements end.
+func (d *DB) readOnly(ctx context.Context, query string, fn func(*sql.Conn) error) error {
 	c, err := d.db.Conn(ctx)
 	if err != nil {
 		return wrap(ctx, err)
@@ -199,11 +210,34 @@ func (d *DB) readOnly(ctx context.Context, fn func(*sql.Conn) error) error {
 	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION READ ONLY"); err != nil {
 		return wrap(ctx, err)
 	}
+	if err := singleSelect(ctx, c, query); err != nil {
+		return errors.Join(err, rollback(ctx, c))
+	}
 	if err := fn(c); err != nil {
 		return errors.Join(err, rollback(ctx, c))
 	}
 	if _, err := c.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
 		return errors.Join(wrap(ctx, err), rollback(ctx, c))
+	}
+	return nil
+}
+
+// singleSelect returns nil if query parses as exactly one SELECT statement.
+func singleSelect(ctx context.Context, c *sql.Conn, query string) error {
+	var failed bool
+	var n int64
+	var msg sql.NullString
+	err := c.QueryRowContext(ctx, `SELECT coalesce((j->>'error')::BOOLEAN, true),
+			coalesce(json_array_length(j->'statements'), 0), j->>'error_message'
+		FROM (SELECT json_serialize_sql($1::VARCHAR) AS j)`, query).Scan(&failed, &n, &msg)
+	if err != nil {
+		return wrap(ctx, err)
+	}
+	switch {
+	case failed:
+		return fmt.Errorf("duckdb: %w: %s", ErrNotSingleSelect, msg.String)
+	case n != 1:
+		return fmt.Errorf("duckdb: %w: the text holds %d statements", ErrNotSingleSelect, n)
 	}
 	return nil
 }

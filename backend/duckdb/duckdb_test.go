@@ -326,6 +326,13 @@ func TestAnalystLockdown(t *testing.T) {
 		"DROP VIEW v",
 		"EXPORT DATABASE 'dump'",
 		"SELECT * FROM read_parquet('https://example.com/x.parquet')",
+		"COMMIT; CREATE TABLE evil2 AS SELECT 1 AS a",
+		"ROLLBACK; CREATE TABLE evil3 AS SELECT 1 AS a",
+		"SELECT 1; CREATE TABLE evil4 AS SELECT 1 AS a",
+		"$$ ' $$; COMMIT; CREATE TABLE evil5 AS SELECT 1 AS a; --'",
+		"SELECT 1; SELECT 2",
+		"EXPLAIN SELECT 1",
+		"CALL pragma_version()",
 	}
 	for _, q := range refused {
 		if _, err := d.Query(ctx, q); err == nil {
@@ -337,6 +344,20 @@ func TestAnalystLockdown(t *testing.T) {
 	}
 	if _, err := os.Stat("out.csv"); err == nil {
 		t.Error("COPY wrote a file")
+	}
+	if err := d.Exec(ctx, "SELECT 1"); err != nil {
+		t.Errorf("analyst Exec of a SELECT: %v", err)
+	}
+	if _, err := d.Query(ctx, "COMMIT; SELECT 1"); !errors.Is(err, ErrNotSingleSelect) {
+		t.Errorf("multi-statement error %v does not wrap ErrNotSingleSelect", err)
+	}
+	rows, err = d.Query(ctx, "SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'evil%'")
+	if err != nil || rows.Values[0][0] != int64(0) {
+		t.Errorf("analyst statements created tables: %v, %v", rows, err)
+	}
+	rows, err = d.Query(ctx, "WITH x AS (SELECT uid, v FROM v) SELECT uid, sum(v) FROM x GROUP BY uid ORDER BY uid;")
+	if err != nil || len(rows.Values) != 2 {
+		t.Errorf("CTE query with a trailing semicolon: %v, %v", rows, err)
 	}
 	// Nothing changed: t still has one row and v still exists.
 	rows, err = d.Query(ctx, "SELECT count(*) FROM t")

@@ -120,7 +120,8 @@ func parseScript(src string, lenient bool) ([]ast.Stmt, error) {
 }
 
 // splitStatements cuts toks at each ';' outside parentheses. Each statement's tokens end
-// with a tEOF token: the ';' itself (Text ";") or the end of the input.
+// with a tEOF token: the ';' itself (Text ";", its kind changed in place, so that no
+// tokens are copied) or the end of the input.
 func splitStatements(toks []token) [][]token {
 	var out [][]token
 	start, depth := 0, 0
@@ -133,12 +134,8 @@ func splitStatements(toks []token) [][]token {
 				depth--
 			}
 		case t.isOp(";") && depth == 0, t.Kind == tEOF:
-			st := make([]token, 0, i-start+1)
-			st = append(st, toks[start:i]...)
-			end := t
-			end.Kind = tEOF
-			st = append(st, end)
-			out = append(out, st)
+			toks[i].Kind = tEOF
+			out = append(out, toks[start:i+1])
 			start = i + 1
 		}
 	}

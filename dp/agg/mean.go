@@ -1,0 +1,246 @@
+package agg
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/dpsql/dpsql/dp/noise"
+)
+
+// MeanOptions configures a BoundedMean.
+type MeanOptions struct {
+	// Epsilon is the privacy budget of the mean, split equally between the
+	// count and the normalised sum. Required: positive, finite.
+	Epsilon float64
+	// Delta is required with Gaussian noise (in (0, 1)), split like Epsilon,
+	// and must be 0 with Laplace noise.
+	Delta float64
+	// MaxPartitionsContributed (kappa) is how many partitions one privacy
+	// unit may contribute to. Required: at least 1.
+	MaxPartitionsContributed int64
+	// MaxContributionsPerPartition is how many values one privacy unit may
+	// add to one partition. Default 1, which is what the SQL path uses (one
+	// per-unit average per partition).
+	MaxContributionsPerPartition int64
+	// Lower and Upper are the clamping bounds. Required: finite, with
+	// Lower < Upper.
+	Lower, Upper float64
+	// NoiseKind is noise.Laplace (the default) or noise.Gaussian.
+	NoiseKind noise.Kind
+}
+
+// MeanSummary is the exact, un-noised state of a BoundedMean: the same
+// quantities as a SumSummary.
+type MeanSummary struct {
+	// Count is the number of values. Must not be negative.
+	Count int64
+	// Units is the exact sum of units(v) = round-half-even(clamp(v, Lower,
+	// Upper) / Unit()). Nil means 0.
+	Units *big.Int
+}
+
+// BoundedMean is a differentially private mean of values clamped to
+// [Lower, Upper]: a noisy sum of the values' offsets from the midpoint of
+// the (rounded) bounds divided by a noisy count, plus the midpoint, clamped
+// into [Lower, Upper] (Li et al., "Differential Privacy: From Theory to
+// Practice", Algorithm 2.4; as Google's library, a noisy count below 1 is
+// replaced by 1). It is not safe for concurrent use.
+type BoundedMean struct {
+	priv      privacy
+	enc       encoding
+	countMech noise.Mechanism
+	sumMech   noise.Mechanism
+	n         int64
+	total     exactSum
+	st        state
+}
+
+// NewBoundedMean validates the options and returns an empty BoundedMean.
+func NewBoundedMean(opts MeanOptions) (*BoundedMean, error) {
+	const fn = "NewBoundedMean"
+	p, err := checkPrivacy(fn, opts.Epsilon, opts.Delta, opts.MaxPartitionsContributed, opts.MaxContributionsPerPartition, opts.NoiseKind)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBounds(fn, opts.Lower, opts.Upper); err != nil {
+		return nil, err
+	}
+	m := &BoundedMean{priv: p, enc: newEncoding(opts.Lower, opts.Upper, SumFixedPointBits)}
+	cs, ss := m.Sensitivities()
+	ce, cd := p.split(2, 0)
+	m.countMech, err = p.mechanism(fn, "count", ce, cd, p.kappa, cs)
+	if err != nil {
+		return nil, err
+	}
+	se, sd := p.split(2, 1)
+	m.sumMech, err = p.mechanism(fn, "normalised sum", se, sd, p.kappa, ss)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Fresh returns a new, empty BoundedMean with the same options, sharing the
+// noise mechanisms (see BoundedSum.Fresh).
+func (m *BoundedMean) Fresh() *BoundedMean {
+	return &BoundedMean{priv: m.priv, enc: m.enc, countMech: m.countMech, sumMech: m.sumMech}
+}
+
+// Unit returns the fixed-point unit (as BoundedSum.Unit).
+func (m *BoundedMean) Unit() float64 { return m.enc.unit }
+
+// Encode returns units(v) = round-half-even(clamp(v, Lower, Upper) / Unit());
+// ok is false for NaN, which is ignored.
+func (m *BoundedMean) Encode(v float64) (units int64, ok bool) {
+	if math.IsNaN(v) {
+		return 0, false
+	}
+	return m.enc.units(v), true
+}
+
+// RoundedBounds returns L' and U' (see BoundedSum.RoundedBounds).
+func (m *BoundedMean) RoundedBounds() (lower, upper float64) {
+	return m.enc.roundedLower(), m.enc.roundedUpper()
+}
+
+// Sensitivities returns the per-partition L∞ sensitivities of the count,
+// MaxContributionsPerPartition, and of the normalised sum,
+// MaxContributionsPerPartition * (U' - L') / 2.
+func (m *BoundedMean) Sensitivities() (count, normalisedSum float64) {
+	l, u := m.RoundedBounds()
+	c := float64(m.priv.perPartition)
+	return c, c * ((u - l) / 2)
+}
+
+// Add clamps v and adds it. NaN is ignored.
+func (m *BoundedMean) Add(v float64) error {
+	if err := m.st.check("BoundedMean.Add"); err != nil {
+		return err
+	}
+	if math.IsNaN(v) {
+		return nil
+	}
+	m.total.add(m.enc.units(v))
+	m.n++
+	return nil
+}
+
+// Merge adds a summary (another BoundedMean's, or the SQL backend's COUNT and
+// exact SUM of Encode(v) for one partition).
+func (m *BoundedMean) Merge(s MeanSummary) error {
+	const fn = "BoundedMean.Merge"
+	if err := m.st.check(fn); err != nil {
+		return err
+	}
+	u, err := checkSumSummary(fn, SumSummary(s), m.enc.lo, m.enc.hi)
+	if err != nil {
+		return err
+	}
+	m.total.addBig(u)
+	m.n = satAddInt(m.n, s.Count)
+	return nil
+}
+
+// Summary returns the exact state, for merging into another BoundedMean.
+func (m *BoundedMean) Summary() (MeanSummary, error) {
+	if err := m.st.check("BoundedMean.Summary"); err != nil {
+		return MeanSummary{}, err
+	}
+	return MeanSummary{Count: m.n, Units: m.total.value()}, nil
+}
+
+// midpoint returns (L' + U') / 2.
+func (m *BoundedMean) midpoint() float64 {
+	return toFloat(big.NewInt(m.enc.lo+m.enc.hi), m.enc.exp-1)
+}
+
+// normalisedSum returns sum(v - midpoint) computed exactly as
+// (2*Units - Count*(lo+hi)) half-units, rounded once to float64.
+func (m *BoundedMean) normalisedSum() float64 {
+	return normalisedUnits(m.total.value(), m.n, m.enc)
+}
+
+func normalisedUnits(units *big.Int, n int64, enc encoding) float64 {
+	x := new(big.Int).Lsh(units, 1)
+	x.Sub(x, new(big.Int).Mul(big.NewInt(n), big.NewInt(enc.lo+enc.hi)))
+	return toFloat(x, enc.exp-1)
+}
+
+// Result returns the noisy mean. It can be taken once.
+func (m *BoundedMean) Result() (float64, error) {
+	v, _, _, err := m.result("BoundedMean.Result", 0)
+	return v, err
+}
+
+// ResultWithCI returns the noisy mean and an interval [lo, hi] that contains
+// the exact clamped mean with probability at least level. The interval is
+// conservative: the count's and the normalised sum's intervals are taken at
+// levels whose product is level (the noises are independent, so both hold
+// together with probability at least level), the mean's interval is the range
+// of sum/max(count,1) + midpoint over that box, clamped into [Lower, Upper],
+// and the split of level between the two is the one, among 100, that gives
+// the narrowest interval (as Google's library does). It takes the result.
+func (m *BoundedMean) ResultWithCI(level float64) (v, lo, hi float64, err error) {
+	if err := checkLevel("BoundedMean.ResultWithCI", level); err != nil {
+		return 0, 0, 0, err
+	}
+	return m.result("BoundedMean.ResultWithCI", level)
+}
+
+func (m *BoundedMean) result(fn string, level float64) (v, lo, hi float64, err error) {
+	if err := m.st.take(fn); err != nil {
+		return 0, 0, 0, err
+	}
+	c, err := m.countMech.AddNoiseInt(m.n)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("agg: %s: count: %w", fn, err)
+	}
+	s, err := m.sumMech.AddNoiseFloat(m.normalisedSum())
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("agg: %s: normalised sum: %w", fn, err)
+	}
+	mid := m.midpoint()
+	v = m.enc.clamp(s/math.Max(1, float64(c)) + mid)
+	if level == 0 {
+		return v, 0, 0, nil
+	}
+	lo, hi = math.Inf(1), math.Inf(-1)
+	alpha := 1 - level
+	bestWidth := math.Inf(1)
+	for i := 1; i < 100; i++ {
+		// (1 - aSum)(1 - aCount) = level.
+		aSum := alpha * float64(i) / 100
+		aCount := 1 - level/(1-aSum)
+		slo, shi, err := m.sumMech.ConfidenceInterval(s, 1-aSum)
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
+		}
+		clo, chi, err := m.countMech.ConfidenceIntervalInt(c, 1-aCount)
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
+		}
+		l, h := ratioRange(slo, shi, math.Max(1, float64(clo)), math.Max(1, float64(chi)))
+		l, h = m.enc.clamp(l+mid), m.enc.clamp(h+mid)
+		if h-l < bestWidth {
+			bestWidth, lo, hi = h-l, l, h
+		}
+	}
+	return v, lo, hi, nil
+}
+
+// ratioRange returns the range of s/c over s in [slo, shi], c in [clo, chi]
+// with 0 < clo <= chi.
+func ratioRange(slo, shi, clo, chi float64) (lo, hi float64) {
+	if slo >= 0 {
+		lo = slo / chi
+	} else {
+		lo = slo / clo
+	}
+	if shi >= 0 {
+		hi = shi / clo
+	} else {
+		hi = shi / chi
+	}
+	return lo, hi
+}

@@ -1,0 +1,168 @@
+package agg
+
+import "math"
+
+// Post-processing constants of the quantile search (Google's quantile tree;
+// they have no privacy effect).
+const (
+	// treeAlpha: a child whose noisy count is below this fraction of the total
+	// of its siblings is treated as empty.
+	treeAlpha = 0.005
+	// treeTolerance: slack on the rank when choosing a child.
+	treeTolerance = 1e-6
+	// minRank and maxRank: ranks are clamped into [minRank, maxRank]; the tree
+	// is inaccurate for the extreme ranks (0 = min, 1 = max) because of the
+	// noise in nearly empty subtrees.
+	minRank = 0.005
+	maxRank = 0.995
+)
+
+// countTree holds the exact counts of a complete tree with the given branching
+// factor and height over numLeaves = branching^height equal-width leaves.
+// Level 0 is the root (never stored: it is not noised), level height holds the
+// leaves. Counts are sparse: only non-empty nodes are stored.
+type countTree struct {
+	height, branching int
+	numLeaves         int64
+	// levels[l] maps a node index within level l (0 <= index < branching^l)
+	// to its exact count, for 1 <= l <= height. levels[0] is unused.
+	levels []map[int64]int64
+	// span[l] = branching^(height-l): the number of leaves under a node of
+	// level l.
+	span []int64
+}
+
+func newCountTree(height, branching int) *countTree {
+	t := &countTree{height: height, branching: branching}
+	t.levels = make([]map[int64]int64, height+1)
+	t.span = make([]int64, height+1)
+	s := int64(1)
+	for l := height; l >= 0; l-- {
+		t.span[l] = s
+		if l > 0 {
+			t.levels[l] = make(map[int64]int64)
+		}
+		if l > 0 {
+			s *= int64(branching)
+		}
+	}
+	t.numLeaves = t.span[0]
+	return t
+}
+
+// addLeaf adds c to the leaf and to each of its ancestors below the root.
+func (t *countTree) addLeaf(leaf, c int64) {
+	for l := t.height; l >= 1; l-- {
+		t.levels[l][leaf/t.span[l]] += c
+	}
+}
+
+// count returns the exact count of a node.
+func (t *countTree) count(level int, index int64) int64 {
+	return t.levels[level][index]
+}
+
+// leafCounts returns a copy of the non-empty leaf counts.
+func (t *countTree) leafCounts() map[int]int64 {
+	out := make(map[int]int64, len(t.levels[t.height]))
+	for i, c := range t.levels[t.height] {
+		out[int(i)] = c
+	}
+	return out
+}
+
+// treeNode identifies a node by level and index within its level.
+type treeNode struct {
+	level int
+	index int64
+}
+
+// search runs the quantile-tree search for one rank: from the root, choose the
+// child whose cumulative noisy count reaches the rank (ignoring children whose
+// noisy count is below treeAlpha of the total), rescale the rank within that
+// child, and repeat until a leaf, or a node whose children all look empty. The
+// result interpolates linearly within the final node's value range. noisy
+// returns the (memoised) noisy count of a node.
+func (t *countTree) search(rank, lower, upper float64, noisy func(treeNode) (float64, error)) (float64, error) {
+	rank = math.Min(math.Max(rank, minRank), maxRank)
+	cur := treeNode{level: 0, index: 0}
+	b := int64(t.branching)
+	counts := make([]float64, t.branching)
+	for cur.level < t.height {
+		first := cur.index * b
+		total := 0.0
+		for i := int64(0); i < b; i++ {
+			c, err := noisy(treeNode{cur.level + 1, first + i})
+			if err != nil {
+				return 0, err
+			}
+			counts[i] = c
+			total += math.Max(c, 0)
+		}
+		if total <= 0 {
+			break // all children look empty
+		}
+		corrected := 0.0
+		for _, c := range counts {
+			if c >= total*treeAlpha {
+				corrected += c
+			}
+		}
+		if corrected <= 0 {
+			break
+		}
+		partial := 0.0
+		next := int64(-1)
+		for i, c := range counts {
+			if c < total*treeAlpha {
+				continue
+			}
+			partial += c
+			if partial/corrected >= rank-treeTolerance {
+				rank = (rank - (partial-c)/corrected) / (c / corrected)
+				rank = math.Min(math.Max(rank, 0), 1)
+				next = first + int64(i)
+				break
+			}
+		}
+		if next < 0 { // only reachable through rounding: take the last non-empty child
+			for i := len(counts) - 1; i >= 0; i-- {
+				if counts[i] >= total*treeAlpha {
+					next = first + int64(i)
+					rank = 1
+					break
+				}
+			}
+		}
+		cur = treeNode{cur.level + 1, next}
+	}
+	lo, hi := t.nodeRange(cur, lower, upper)
+	return (1-rank)*lo + rank*hi, nil
+}
+
+// nodeRange returns the value range [lo, hi] covered by a node.
+func (t *countTree) nodeRange(n treeNode, lower, upper float64) (float64, float64) {
+	firstLeaf := n.index * t.span[n.level]
+	lastLeaf := firstLeaf + t.span[n.level] // exclusive
+	qlo := float64(firstLeaf) / float64(t.numLeaves)
+	qhi := float64(lastLeaf) / float64(t.numLeaves)
+	return qlo*upper + (1-qlo)*lower, qhi*upper + (1-qhi)*lower
+}
+
+// leafIndex returns floor((clamp(v, lower, upper) - lower) / (upper - lower) *
+// numLeaves), with the top value mapped to numLeaves-1. v must not be NaN.
+func leafIndex(v, lower, upper float64, numLeaves int64) int64 {
+	if v < lower {
+		v = lower
+	} else if v > upper {
+		v = upper
+	}
+	i := int64(math.Floor((v - lower) / (upper - lower) * float64(numLeaves)))
+	if i >= numLeaves {
+		i = numLeaves - 1
+	}
+	if i < 0 {
+		i = 0
+	}
+	return i
+}

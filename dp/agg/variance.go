@@ -1,0 +1,336 @@
+package agg
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/dpsql/dpsql/dp/noise"
+)
+
+// VarianceOptions configures a BoundedVariance or a BoundedStdDev.
+type VarianceOptions struct {
+	// Epsilon is the privacy budget, split equally in three: the count, the
+	// normalised sum and the normalised sum of squares. Required: positive,
+	// finite.
+	Epsilon float64
+	// Delta is required with Gaussian noise (in (0, 1)), split like Epsilon,
+	// and must be 0 with Laplace noise.
+	Delta float64
+	// MaxPartitionsContributed (kappa) is how many partitions one privacy
+	// unit may contribute to. Required: at least 1.
+	MaxPartitionsContributed int64
+	// MaxContributionsPerPartition is how many values (rows) one privacy
+	// unit may add to one partition. Default 1.
+	MaxContributionsPerPartition int64
+	// Lower and Upper are the clamping bounds. Required: finite, with
+	// Lower < Upper.
+	Lower, Upper float64
+	// NoiseKind is noise.Laplace (the default) or noise.Gaussian.
+	NoiseKind noise.Kind
+}
+
+// VarianceSummary is the exact, un-noised state of a BoundedVariance, with
+// units(v) = round-half-even(clamp(v, Lower, Upper) / Unit()), an integer of
+// magnitude at most 2^VarianceFixedPointBits.
+type VarianceSummary struct {
+	// Count is the number of values. Must not be negative.
+	Count int64
+	// Units is the exact sum of units(v). Nil means 0.
+	Units *big.Int
+	// SquareUnits is the exact sum of units(v)^2 (each square fits in an
+	// int64). Nil means 0.
+	SquareUnits *big.Int
+}
+
+// BoundedVariance is a differentially private variance of values clamped to
+// [Lower, Upper]: the noisy mean of squares minus the square of the noisy
+// mean, both taken around the midpoint m of the rounded bounds and with a
+// noisy count c clamped to at least 1:
+//
+//	var = (S2 / c + d²/2) - (S1 / c)², clamped into [0, d²],
+//
+// where d = (U' - L')/2, S1 is the noisy sum of (v - m) and S2 the noisy sum
+// of (v - m)² - d²/2 (the squares are centred a second time, which halves
+// their sensitivity compared with Google's bounded variance). It is not safe
+// for concurrent use.
+type BoundedVariance struct {
+	priv                      privacy
+	enc                       encoding
+	countMech, sumMech, sqMch noise.Mechanism
+	n                         int64
+	total, squares            exactSum
+	st                        state
+}
+
+// NewBoundedVariance validates the options and returns an empty
+// BoundedVariance.
+func NewBoundedVariance(opts VarianceOptions) (*BoundedVariance, error) {
+	return newBoundedVariance("NewBoundedVariance", opts)
+}
+
+func newBoundedVariance(fn string, opts VarianceOptions) (*BoundedVariance, error) {
+	p, err := checkPrivacy(fn, opts.Epsilon, opts.Delta, opts.MaxPartitionsContributed, opts.MaxContributionsPerPartition, opts.NoiseKind)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBounds(fn, opts.Lower, opts.Upper); err != nil {
+		return nil, err
+	}
+	v := &BoundedVariance{priv: p, enc: newEncoding(opts.Lower, opts.Upper, VarianceFixedPointBits)}
+	cs, ss, qs := v.Sensitivities()
+	e, d := p.split(3, 0)
+	if v.countMech, err = p.mechanism(fn, "count", e, d, p.kappa, cs); err != nil {
+		return nil, err
+	}
+	e, d = p.split(3, 1)
+	if v.sumMech, err = p.mechanism(fn, "normalised sum", e, d, p.kappa, ss); err != nil {
+		return nil, err
+	}
+	e, d = p.split(3, 2)
+	if v.sqMch, err = p.mechanism(fn, "normalised sum of squares", e, d, p.kappa, qs); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Fresh returns a new, empty BoundedVariance with the same options, sharing
+// the noise mechanisms (see BoundedSum.Fresh).
+func (v *BoundedVariance) Fresh() *BoundedVariance {
+	return &BoundedVariance{priv: v.priv, enc: v.enc, countMech: v.countMech, sumMech: v.sumMech, sqMch: v.sqMch}
+}
+
+// Unit returns the fixed-point unit, a power of two:
+// 2^(ceil(log2(max(|Lower|, |Upper|))) - VarianceFixedPointBits).
+func (v *BoundedVariance) Unit() float64 { return v.enc.unit }
+
+// Encode returns units(x) = round-half-even(clamp(x, Lower, Upper) / Unit());
+// ok is false for NaN, which is ignored.
+func (v *BoundedVariance) Encode(x float64) (units int64, ok bool) {
+	if math.IsNaN(x) {
+		return 0, false
+	}
+	return v.enc.units(x), true
+}
+
+// RoundedBounds returns L' and U' (see BoundedSum.RoundedBounds).
+func (v *BoundedVariance) RoundedBounds() (lower, upper float64) {
+	return v.enc.roundedLower(), v.enc.roundedUpper()
+}
+
+// Sensitivities returns the per-partition L∞ sensitivities, with
+// k = MaxContributionsPerPartition and d = (U' - L')/2: count k, normalised
+// sum k*d, normalised sum of squares k*d²/2.
+func (v *BoundedVariance) Sensitivities() (count, normalisedSum, normalisedSquares float64) {
+	k := float64(v.priv.perPartition)
+	d := v.halfRange()
+	return k, k * d, k * d * d / 2
+}
+
+// halfRange returns d = (U' - L')/2.
+func (v *BoundedVariance) halfRange() float64 {
+	return toFloat(big.NewInt(v.enc.hi-v.enc.lo), v.enc.exp-1)
+}
+
+// Add clamps x and adds it. NaN is ignored.
+func (v *BoundedVariance) Add(x float64) error {
+	if err := v.st.check("BoundedVariance.Add"); err != nil {
+		return err
+	}
+	if math.IsNaN(x) {
+		return nil
+	}
+	u := v.enc.units(x)
+	v.total.add(u)
+	v.squares.add(u * u) // |u| <= 2^26: no overflow
+	v.n++
+	return nil
+}
+
+// Merge adds a summary (another BoundedVariance's, or the SQL backend's
+// COUNT, exact SUM(u) and SUM(u*u) of u = Encode(v) for one partition).
+func (v *BoundedVariance) Merge(s VarianceSummary) error {
+	const fn = "BoundedVariance.Merge"
+	if err := v.st.check(fn); err != nil {
+		return err
+	}
+	u, err := checkSumSummary(fn, SumSummary{Count: s.Count, Units: s.Units}, v.enc.lo, v.enc.hi)
+	if err != nil {
+		return err
+	}
+	sq := s.SquareUnits
+	if sq == nil {
+		sq = new(big.Int)
+	}
+	minSq, maxSq := int64(0), max(v.enc.lo*v.enc.lo, v.enc.hi*v.enc.hi)
+	if v.enc.lo > 0 {
+		minSq = v.enc.lo * v.enc.lo
+	} else if v.enc.hi < 0 {
+		minSq = v.enc.hi * v.enc.hi
+	}
+	if err := checkUnitsRange("VarianceSummary.SquareUnits", sq, s.Count, big.NewInt(minSq), big.NewInt(maxSq)); err != nil {
+		return fmt.Errorf("agg: %s: %w", fn, err)
+	}
+	v.total.addBig(u)
+	v.squares.addBig(sq)
+	v.n = satAddInt(v.n, s.Count)
+	return nil
+}
+
+// Summary returns the exact state, for merging into another BoundedVariance.
+func (v *BoundedVariance) Summary() (VarianceSummary, error) {
+	if err := v.st.check("BoundedVariance.Summary"); err != nil {
+		return VarianceSummary{}, err
+	}
+	return VarianceSummary{Count: v.n, Units: v.total.value(), SquareUnits: v.squares.value()}, nil
+}
+
+// normalised returns, computed exactly and rounded once each, the sum of
+// (x - m) and the sum of (x - m)² - d²/2. With S = lo + hi and D = hi - lo in
+// units: 2(x - m) = (2u - S) units and (x - m)² - d²/2 =
+// ((2u - S)² - D²/2)/4 units², so
+//
+//	sum (x - m)           = (2*Units - n*S) * unit/2
+//	sum (x - m)² - d²/2   = (8*Sq - 8*S*Units + 2*n*S² - n*D²) * unit²/8.
+func (v *BoundedVariance) normalised() (sum, squares float64) {
+	units, sq := v.total.value(), v.squares.value()
+	n := big.NewInt(v.n)
+	S := big.NewInt(v.enc.lo + v.enc.hi)
+	D := big.NewInt(v.enc.hi - v.enc.lo)
+	sum = normalisedUnits(units, v.n, v.enc)
+	q := new(big.Int).Lsh(sq, 3)
+	t := new(big.Int).Mul(S, units)
+	q.Sub(q, t.Lsh(t, 3))
+	t = new(big.Int).Mul(S, S)
+	t.Mul(t, n)
+	q.Add(q, t.Lsh(t, 1))
+	t = new(big.Int).Mul(D, D)
+	q.Sub(q, t.Mul(t, n))
+	squares = toFloat(q, 2*v.enc.exp-3)
+	return sum, squares
+}
+
+// Result returns the noisy variance. It can be taken once.
+func (v *BoundedVariance) Result() (float64, error) {
+	r, _, _, err := v.result("BoundedVariance.Result", 0)
+	return r, err
+}
+
+// ResultWithCI returns the noisy variance and an interval that contains the
+// exact clamped (population) variance with probability at least level. The
+// interval is conservative: each of the three noisy parts gets an interval
+// at level^(1/3) (the noises are independent, so all three hold together
+// with probability at least level), and the variance's interval is the range
+// of the formula over that box, clamped into [0, d²]. It takes the result.
+func (v *BoundedVariance) ResultWithCI(level float64) (r, lo, hi float64, err error) {
+	if err := checkLevel("BoundedVariance.ResultWithCI", level); err != nil {
+		return 0, 0, 0, err
+	}
+	return v.result("BoundedVariance.ResultWithCI", level)
+}
+
+func (v *BoundedVariance) result(fn string, level float64) (r, lo, hi float64, err error) {
+	if err := v.st.take(fn); err != nil {
+		return 0, 0, 0, err
+	}
+	sum, squares := v.normalised()
+	c, err := v.countMech.AddNoiseInt(v.n)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("agg: %s: count: %w", fn, err)
+	}
+	s1, err := v.sumMech.AddNoiseFloat(sum)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("agg: %s: normalised sum: %w", fn, err)
+	}
+	s2, err := v.sqMch.AddNoiseFloat(squares)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("agg: %s: normalised sum of squares: %w", fn, err)
+	}
+	d := v.halfRange()
+	maxVar := d * d
+	clampVar := func(x float64) float64 { return math.Min(math.Max(x, 0), maxVar) }
+	cc := math.Max(1, float64(c))
+	r = clampVar(s2/cc + d*d/2 - (s1/cc)*(s1/cc))
+	if level == 0 {
+		return r, 0, 0, nil
+	}
+	part := math.Pow(level, 1.0/3)
+	clo, chi, err := v.countMech.ConfidenceIntervalInt(c, part)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
+	}
+	s1lo, s1hi, err := v.sumMech.ConfidenceInterval(s1, part)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
+	}
+	s2lo, s2hi, err := v.sqMch.ConfidenceInterval(s2, part)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
+	}
+	lo, hi = varianceRange(math.Max(1, float64(clo)), math.Max(1, float64(chi)), s1lo, s1hi, s2lo, s2hi, d*d/2)
+	return r, clampVar(lo), clampVar(hi), nil
+}
+
+// varianceRange returns the range of f(c, s1, s2) = s2/c + h - (s1/c)² over
+// the box c in [clo, chi] (clo >= 1), s1 in [s1lo, s1hi], s2 in [s2lo, s2hi].
+// f increases in s2; in s1 it is largest at the s1 nearest 0 and smallest at
+// the s1 farthest from 0; for fixed s1, s2, g(c) = s2/c - s1²/c² has its only
+// interior critical point at c = 2 s1²/s2, so the extremes over c are at
+// clo, chi or that point.
+func varianceRange(clo, chi, s1lo, s1hi, s2lo, s2hi, h float64) (lo, hi float64) {
+	near := 0.0
+	if s1lo > 0 {
+		near = s1lo
+	} else if s1hi < 0 {
+		near = s1hi
+	}
+	far := math.Max(math.Abs(s1lo), math.Abs(s1hi))
+	eval := func(s1, s2 float64, pick func(a, b float64) float64) float64 {
+		g := func(c float64) float64 { return s2/c - (s1/c)*(s1/c) }
+		best := pick(g(clo), g(chi))
+		if s2 != 0 {
+			if c := 2 * s1 * s1 / s2; c > clo && c < chi {
+				best = pick(best, g(c))
+			}
+		}
+		return best + h
+	}
+	return eval(far, s2lo, math.Min), eval(near, s2hi, math.Max)
+}
+
+// BoundedStdDev is a differentially private standard deviation: the square
+// root of a BoundedVariance's result (post-processing, no extra budget). It
+// has the same options, encoding and summaries as BoundedVariance.
+type BoundedStdDev struct {
+	*BoundedVariance
+}
+
+// NewBoundedStdDev validates the options and returns an empty BoundedStdDev.
+func NewBoundedStdDev(opts VarianceOptions) (*BoundedStdDev, error) {
+	v, err := newBoundedVariance("NewBoundedStdDev", opts)
+	if err != nil {
+		return nil, err
+	}
+	return &BoundedStdDev{v}, nil
+}
+
+// Fresh returns a new, empty BoundedStdDev with the same options, sharing the
+// noise mechanisms.
+func (s *BoundedStdDev) Fresh() *BoundedStdDev { return &BoundedStdDev{s.BoundedVariance.Fresh()} }
+
+// Result returns the noisy standard deviation. It can be taken once.
+func (s *BoundedStdDev) Result() (float64, error) {
+	r, _, _, err := s.result("BoundedStdDev.Result", 0)
+	return math.Sqrt(r), err
+}
+
+// ResultWithCI returns the noisy standard deviation and the square roots of
+// the variance's interval (the square root is increasing, so the coverage is
+// the same). It takes the result.
+func (s *BoundedStdDev) ResultWithCI(level float64) (r, lo, hi float64, err error) {
+	if err := checkLevel("BoundedStdDev.ResultWithCI", level); err != nil {
+		return 0, 0, 0, err
+	}
+	r, lo, hi, err = s.result("BoundedStdDev.ResultWithCI", level)
+	return math.Sqrt(r), math.Sqrt(lo), math.Sqrt(hi), err
+}

@@ -1,0 +1,144 @@
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// AggKind is the per-user partial an anonymized aggregate needs from stage 1.
+type AggKind int
+
+const (
+	// Sum is ANON_SUM(expr CLAMPED BETWEEN Lo AND Hi): stage 1 SUM(expr) per user and key,
+	// stage 3 clamps it and sums it in fixed point.
+	Sum AggKind = iota
+	// Count is ANON_COUNT(expr or *) CLAMPED BETWEEN Lo AND Hi: stage 1 COUNT per user and key,
+	// stage 3 clamps it and sums it as an integer.
+	Count
+)
+
+// Agg is one anonymized aggregate.
+type Agg struct {
+	Kind AggKind
+	Expr string // the argument; "" or "*" for COUNT(*)
+	Lo   float64
+	Hi   float64
+}
+
+// Spec is what the SQL generator knows about one anonymized query: the private relation, the
+// privacy unit column, the grouping keys (any number, NULL allowed) and the aggregates.
+type Spec struct {
+	Table string   // a table name or a parenthesised subquery with an alias
+	UID   string   // privacy unit expression
+	Keys  []string // grouping key expressions
+	Aggs  []Agg
+	Kappa int
+	// UnitExp sets the fixed-point unit 2^-UnitExp for clamped sums (30 if zero).
+	UnitExp int
+}
+
+// DefaultSpec is the query of the benchmark:
+//
+//	SELECT WITH ANONYMIZATION OPTIONS(kappa=K) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 50)
+//	FROM t GROUP BY k
+//
+// plus the user count every anonymized query computes for partition selection.
+func DefaultSpec(table string, kappa int) Spec {
+	return Spec{
+		Table: table, UID: "uid", Keys: []string{"k"}, Kappa: kappa,
+		Aggs: []Agg{{Kind: Sum, Expr: "v", Lo: 0, Hi: 50}},
+	}
+}
+
+func (s Spec) unitExp() int {
+	if s.UnitExp == 0 {
+		return 30
+	}
+	return s.UnitExp
+}
+
+// lit spells a float as a DOUBLE literal DuckDB reads back exactly.
+func lit(f float64) string {
+	return strconv.FormatFloat(f, 'g', -1, 64) + "::DOUBLE"
+}
+
+// keyCols is "g0, g1, ..." (the stage-1 names of the keys).
+func (s Spec) keyCols(prefix string) string {
+	parts := make([]string, len(s.Keys))
+	for i := range s.Keys {
+		parts[i] = prefix + "g" + strconv.Itoa(i)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// stage1Select is the select list of stage 1: keys as g<i>, uid as u, partials as p<j>.
+func (s Spec) stage1Select() string {
+	var b strings.Builder
+	for i, k := range s.Keys {
+		fmt.Fprintf(&b, "%s AS g%d, ", k, i)
+	}
+	fmt.Fprintf(&b, "%s AS u", s.UID)
+	for j, a := range s.Aggs {
+		fmt.Fprintf(&b, ", %s AS p%d", a.partial(), j)
+	}
+	return b.String()
+}
+
+// groupByAll is "1, 2, ..., len(keys)+1": keys and uid by position.
+func (s Spec) stage1GroupBy() string {
+	parts := make([]string, len(s.Keys)+1)
+	for i := range parts {
+		parts[i] = strconv.Itoa(i + 1)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (a Agg) partial() string {
+	switch a.Kind {
+	case Count:
+		if a.Expr == "" || a.Expr == "*" {
+			return "count(*)"
+		}
+		return "count(" + a.Expr + ")"
+	default:
+		return "sum(" + a.Expr + ")"
+	}
+}
+
+// Stage1 is the per-user partial aggregation: one row per (keys, uid).
+func (s Spec) Stage1() string {
+	return fmt.Sprintf("SELECT %s FROM %s GROUP BY %s", s.stage1Select(), s.Table, s.stage1GroupBy())
+}
+
+// final is the stage-3 select list over rows named by prefix (e.g. "" or "r."): the keys, the
+// user count, and per aggregate the clamped exact sum.
+func (s Spec) final(prefix string) string {
+	var b strings.Builder
+	b.WriteString(s.keyCols(prefix))
+	b.WriteString(", count(*) AS users")
+	for j, a := range s.Aggs {
+		p := prefix + "p" + strconv.Itoa(j)
+		switch a.Kind {
+		case Count:
+			fmt.Fprintf(&b, ", sum(least(greatest(%s, %d), %d)) AS a%d", p, int64(a.Lo), int64(a.Hi), j)
+		default:
+			fmt.Fprintf(&b, ", sum(CAST(round(least(greatest(CAST(%s AS DOUBLE), %s), %s) * %s) AS HUGEINT)) AS a%d",
+				p, lit(a.Lo), lit(a.Hi), lit(float64(uint64(1)<<s.unitExp())), j)
+		}
+	}
+	return b.String()
+}
+
+// HashExpr is the per-(uid, keys) pseudo-random rank used to sample kappa keys per user:
+// hash(hash(u, g0, ..., seed)). The outer hash matters: DuckDB's multi-argument hash ends by
+// XOR-ing in the hash of the last argument, and ordering values by (c XOR x) for a random c is
+// NOT a uniformly random order (it follows the binary trie of the x). See docs/benchmarks.md.
+func (s Spec) HashExpr(prefix string, seed uint64) string {
+	return fmt.Sprintf("hash(hash(%su, %s, %d::UBIGINT))", prefix, s.keyCols(prefix), seed)
+}
+
+// HashExprXor is the tempting one-level hash(u, g0, ..., seed); kept only to show its bias.
+func (s Spec) HashExprXor(prefix string, seed uint64) string {
+	return fmt.Sprintf("hash(%su, %s, %d::UBIGINT)", prefix, s.keyCols(prefix), seed)
+}

@@ -328,3 +328,20 @@ func TestLenientKeepsAnonymizedErrors(t *testing.T) {
 		}
 	}
 }
+
+// Nested "((" in FROM at many levels: the backtracking must stay polynomial.
+func TestNestedFromBacktracking(t *testing.T) {
+	for _, n := range []int{10, 30, 60} {
+		for _, tail := range []string{"x", "SELECT 1", "a JOIN b ON TRUE", "(SELECT 1) AS s JOIN b ON TRUE"} {
+			src := strings.Repeat("SELECT * FROM ((", n) + tail
+			start := time.Now()
+			_, err := Parse(src)
+			if err == nil {
+				t.Fatalf("%d %s: no error", n, tail)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("%d %s: took %v", n, tail, d)
+			}
+		}
+	}
+}

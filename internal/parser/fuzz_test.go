@@ -3,6 +3,7 @@ package parser
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -38,11 +39,30 @@ func checkErr(t *testing.T, src string, err error) {
 	_ = sqlerr.Render(err, src)
 }
 
+// watchdog fails the fuzz target if f takes longer than a few seconds: the fuzzing engine
+// does not detect hangs by itself, and this way the input that hangs is reported and saved.
+func watchdog(t *testing.T, src string, f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%q: parsing took more than 5s", src)
+	}
+}
+
 // FuzzParse checks that no input makes the parser panic, hang or return an unpositioned
 // error, and that every tree it returns has sound spans.
 func FuzzParse(f *testing.F) {
 	seed(f)
 	f.Fuzz(func(t *testing.T, src string) {
+		watchdog(t, src, func() {
+			_, _ = Parse(src)
+			_, _ = ParseExpr(src)
+		})
 		stmts, err := Parse(src)
 		if err != nil {
 			checkErr(t, src, err)

@@ -196,10 +196,15 @@ type parser struct {
 	toks  []token
 	i     int
 	depth int
+	memo  map[memoKey]memoVal // results of the backtracking attempts in FROM
 }
 
-// bailout carries a syntax error up the parser's own stack.
-type bailout struct{ err *sqlerr.Error }
+// bailout carries a syntax error up the parser's own stack. A fatal one (the depth limit)
+// is not caught by backtracking.
+type bailout struct {
+	err   *sqlerr.Error
+	fatal bool
+}
 
 // recoverTo converts a bailout into *errp. Any other panic is a bug in the parser; it is
 // converted too, with code InternalError, so that no input can crash the caller (the fuzz
@@ -216,7 +221,7 @@ func (p *parser) recoverTo(errp *error) {
 	*errp = &sqlerr.Error{Code: sqlerr.InternalError, Pos: p.tok().Pos, Msg: fmt.Sprintf("internal parser error: %v", r)}
 }
 
-func (p *parser) fail(e *sqlerr.Error) { panic(bailout{e}) }
+func (p *parser) fail(e *sqlerr.Error) { panic(bailout{err: e}) }
 
 func (p *parser) tok() token { return p.toks[p.i] }
 
@@ -251,8 +256,8 @@ func (p *parser) spanFrom(start sqlerr.Pos) ast.Span {
 func (p *parser) enter() {
 	p.depth++
 	if p.depth > MaxDepth {
-		p.fail(sqlerr.New(p.tok().Pos, sqlerr.SyntaxError, "statement is nested too deeply (more than %d levels)", MaxDepth).
-			WithHint("simplify the query or split it with WITH"))
+		panic(bailout{fatal: true, err: sqlerr.New(p.tok().Pos, sqlerr.SyntaxError, "statement is nested too deeply (more than %d levels)", MaxDepth).
+			WithHint("simplify the query or split it with WITH")})
 	}
 }
 

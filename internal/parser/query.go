@@ -350,14 +350,16 @@ func (p *parser) parseTablePrimary() ast.TableExpr {
 		}
 		if p.peek(1).isOp("(") {
 			// "((" starts either a subquery whose body is parenthesised or a nested join.
+			// Both attempts are memoized by token position, so nested "((" cannot make
+			// the backtracking exponential.
 			save := p.i
 			var qerr *sqlerr.Error
-			if te := p.try(&qerr, p.subqueryTable); te != nil {
+			if te := p.try(memoSubquery, &qerr, p.subqueryTable); te != nil {
 				return te
 			}
 			p.i = save
 			var jerr *sqlerr.Error
-			if te := p.try(&jerr, p.parenJoin); te != nil {
+			if te := p.try(memoParenJoin, &jerr, p.parenJoin); te != nil {
 				return te
 			}
 			if qerr.Pos.Offset > jerr.Pos.Offset {
@@ -424,21 +426,52 @@ func (p *parser) parenJoin() ast.TableExpr {
 	return te
 }
 
+// Kinds of memoized attempts.
+const (
+	memoSubquery = iota
+	memoParenJoin
+)
+
+type memoKey struct{ pos, kind int }
+
+type memoVal struct {
+	te  ast.TableExpr
+	end int
+	err *sqlerr.Error
+}
+
 // try runs f and returns its result, or nil with *errp set if f failed with a syntax error.
-func (p *parser) try(errp **sqlerr.Error, f func() ast.TableExpr) (te ast.TableExpr) {
+// Results are memoized by (position, kind). The depth limit error is fatal: it is not
+// caught, so the memo never depends on how deep the attempt started.
+func (p *parser) try(kind int, errp **sqlerr.Error, f func() ast.TableExpr) (te ast.TableExpr) {
+	key := memoKey{p.i, kind}
+	if v, ok := p.memo[key]; ok {
+		if v.err != nil {
+			*errp = v.err
+			return nil
+		}
+		p.i = v.end
+		return v.te
+	}
+	if p.memo == nil {
+		p.memo = map[memoKey]memoVal{}
+	}
 	depth := p.depth
 	defer func() {
 		if r := recover(); r != nil {
 			b, ok := r.(bailout)
-			if !ok {
+			if !ok || b.fatal {
 				panic(r)
 			}
 			p.depth = depth
 			*errp = b.err
+			p.memo[key] = memoVal{err: b.err}
 			te = nil
 		}
 	}()
-	return f()
+	te = f()
+	p.memo[key] = memoVal{te: te, end: p.i}
+	return te
 }
 
 // refuseTableSuffix refuses PIVOT, UNPIVOT and TABLESAMPLE after a FROM item.

@@ -1,0 +1,518 @@
+package analyzer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// Rule names, as they appear in refusals (RULE: ...) and in docs/privacy-rules.md.
+const (
+	RuleUnitJoin            = "join-on-privacy-unit"
+	RuleCrossJoin           = "no-cross-join-of-private-relations"
+	RuleOuterJoin           = "outer-join-preserves-private-side"
+	RuleSubqueryUnit        = "subquery-outputs-privacy-unit"
+	RuleSubqueryGroupByUnit = "subquery-groups-by-privacy-unit"
+	RuleExprSubquery        = "expression-subquery-reads-no-private-data"
+	RuleNoWindow            = "no-window-function-over-private-data"
+	RuleNoLimit             = "no-limit-over-private-data"
+	RuleNoOrderBy           = "no-order-by-over-private-data"
+	RuleNoDistinct          = "no-distinct-across-privacy-units"
+	RulePlainAggregate      = "only-anonymized-aggregates"
+	RuleGroupingSets        = "no-rollup-cube-grouping-sets"
+	RuleRawPrivate          = "private-data-only-through-anonymization"
+	RuleNeedsPrivate        = "anonymization-reads-private-data"
+	RuleTableFunction       = "no-table-functions"
+	RuleSetOp               = "union-all-of-private-relations-only"
+	RuleUnitColumn          = "privacy-unit-column-matches-policy"
+	RuleNested              = "no-nested-anonymization"
+	RuleUnknownFunction     = "allowed-functions-only"
+)
+
+// Analyze checks one statement of an analyst against the catalog. It returns a *Query for
+// an anonymized aggregation or a *PublicQuery for a query over public relations only.
+func Analyze(q *ast.Query, cat *catalog.Catalog) (any, error) {
+	a := &analyzer{cat: cat}
+	sel, ok := q.Body.(*ast.Select)
+	if ok && sel.Anon != nil {
+		return a.anonymized(q, sel)
+	}
+	// A plain query: it may read public relations only; anonymized SELECTs nested inside are
+	// not supported (yet), so say so rather than treat them as plain.
+	env := &env{}
+	info, err := a.query(q, env, ctxPublicOnly)
+	if err != nil {
+		return nil, err
+	}
+	_ = info
+	return &PublicQuery{Query: q}, nil
+}
+
+type analyzer struct {
+	cat *catalog.Catalog
+	// aliases counts generated subquery aliases.
+	aliases int
+}
+
+// context says what a (sub)query may contain.
+type context int
+
+const (
+	// ctxFrom: a FROM subquery or CTE of an anonymized query: private data allowed under the
+	// ownership rules.
+	ctxFrom context = iota
+	// ctxPublicOnly: an analyst's plain query, or an expression subquery: no private data.
+	ctxPublicOnly
+)
+
+// env holds the CTEs visible at a point.
+type env struct {
+	ctes  map[string]*relInfo
+	outer *env
+	scope *scope // the scope of the enclosing query, for correlated subqueries
+}
+
+func (e *env) lookupCTE(name string) (*relInfo, bool) {
+	for x := e; x != nil; x = x.outer {
+		if r, ok := x.ctes[strings.ToLower(name)]; ok {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// relInfo describes the output of a (sub)query.
+type relInfo struct {
+	cols    []string
+	unitIdx int // index of the privacy-unit column in cols, -1 if none
+	private bool
+}
+
+// query analyzes a (sub)query and returns what it outputs.
+func (a *analyzer) query(q *ast.Query, parent *env, ctx context) (*relInfo, error) {
+	e := &env{outer: parent, ctes: map[string]*relInfo{}, scope: parent.scope}
+	for _, cte := range q.With {
+		info, err := a.query(cte.Query, e, ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(cte.Columns) > 0 {
+			info = renamed(info, cte.Columns)
+		}
+		e.ctes[strings.ToLower(cte.Name.Name)] = info
+	}
+	info, err := a.setExpr(q.Body, e, ctx)
+	if err != nil {
+		return nil, err
+	}
+	if info.private {
+		if len(q.OrderBy) > 0 {
+			return nil, sqlerr.Privacy(q.OrderBy[0].Span().Start, RuleNoOrderBy,
+				"ORDER BY is not allowed in a subquery over private data",
+				"remove the ORDER BY; order the anonymized result instead, after the GROUP BY")
+		}
+		if q.Limit != nil || q.Offset != nil {
+			pos := spanOf(q.Limit, q.Offset)
+			return nil, sqlerr.Privacy(pos, RuleNoLimit,
+				"LIMIT and OFFSET are not allowed in a subquery over private data: which rows survive would depend on other users",
+				"remove the LIMIT; put it on the anonymized query's result instead")
+		}
+	}
+	for _, o := range q.OrderBy {
+		if err := a.exprChecks(o.Expr, nil, e, ctx, info.private); err != nil {
+			return nil, err
+		}
+	}
+	return info, nil
+}
+
+func spanOf(nodes ...ast.Node) sqlerr.Pos {
+	for _, n := range nodes {
+		if n != nil && !isNilNode(n) {
+			return n.Span().Start
+		}
+	}
+	return sqlerr.Pos{}
+}
+
+func isNilNode(n ast.Node) bool {
+	switch x := n.(type) {
+	case ast.Expr:
+		return x == nil
+	}
+	return false
+}
+
+func renamed(info *relInfo, cols []*ast.Ident) *relInfo {
+	out := &relInfo{cols: append([]string(nil), info.cols...), unitIdx: info.unitIdx, private: info.private}
+	for i, c := range cols {
+		if i < len(out.cols) {
+			out.cols[i] = c.Name
+		}
+	}
+	return out
+}
+
+func (a *analyzer) setExpr(s ast.SetExpr, e *env, ctx context) (*relInfo, error) {
+	switch s := s.(type) {
+	case *ast.Select:
+		return a.plainSelect(s, e, ctx)
+	case *ast.ParenQuery:
+		return a.query(s.Query, e, ctx)
+	case *ast.SetOp:
+		l, err := a.setExpr(s.Left, e, ctx)
+		if err != nil {
+			return nil, err
+		}
+		r, err := a.setExpr(s.Right, e, ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !l.private && !r.private {
+			return l, nil
+		}
+		if s.Op != "UNION" || !s.All {
+			return nil, sqlerr.Privacy(s.Span().Start, RuleSetOp,
+				fmt.Sprintf("%s over private data is not supported: it combines rows of different users", setOpName(s)),
+				"use UNION ALL of relations that each output the privacy unit in the same column")
+		}
+		if !l.private || !r.private {
+			pos := s.Right.Span().Start
+			if !l.private {
+				pos = s.Left.Span().Start
+			}
+			return nil, sqlerr.Privacy(pos, RuleSetOp,
+				"UNION ALL of private and public rows: the public rows would have no privacy unit",
+				"union only relations that each output the privacy unit")
+		}
+		if l.unitIdx != r.unitIdx || len(l.cols) != len(r.cols) {
+			return nil, sqlerr.Privacy(s.Right.Span().Start, RuleSetOp,
+				"the two sides of UNION ALL do not output the privacy unit in the same column",
+				"select the privacy unit at the same position on both sides")
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("analyzer: unexpected set expression %T", s)
+}
+
+func setOpName(s *ast.SetOp) string {
+	if s.All {
+		return s.Op + " ALL"
+	}
+	return s.Op
+}
+
+// plainSelect analyzes a SELECT that is not anonymized: a FROM subquery or CTE of an
+// anonymized query (ctxFrom), or a query over public data (ctxPublicOnly).
+func (a *analyzer) plainSelect(s *ast.Select, e *env, ctx context) (*relInfo, error) {
+	if s.Anon != nil {
+		return nil, sqlerr.Privacy(s.Anon.Span().Start, RuleNested,
+			"an anonymized SELECT cannot be nested inside another query",
+			"run the anonymized query on its own; ORDER BY and LIMIT can be put on it directly")
+	}
+	sc, fr, err := a.fromClause(s.From, e, ctx)
+	if err != nil {
+		return nil, err
+	}
+	private := fr != nil && fr.private
+	inner := &env{outer: e, scope: sc}
+	// Expressions: functions allowlisted, expression subqueries public only, and over private
+	// data no window functions.
+	for _, it := range s.Items {
+		if it.Expr != nil {
+			if err := a.exprChecks(it.Expr, sc, inner, ctx, private); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s.Where != nil {
+		if err := a.exprChecksCols(s.Where, sc, inner, ctx, private, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, x := range []ast.Expr{s.Having, s.Qualify} {
+		if x != nil {
+			if err := a.exprChecks(x, sc, inner, ctx, private); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s.GroupBy != nil {
+		for _, g := range s.GroupBy.Items {
+			if err := a.exprChecks(g, sc, inner, ctx, private); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out, unitIdx, err := a.outputs(s, sc)
+	if err != nil {
+		return nil, err
+	}
+	info := &relInfo{cols: out, unitIdx: unitIdx, private: private}
+	if !private {
+		return info, nil
+	}
+	// Ownership rules for a subquery over private data.
+	if s.Qualify != nil {
+		return nil, sqlerr.Privacy(s.Qualify.Span().Start, RuleNoWindow,
+			"QUALIFY is not allowed over private data", "filter with WHERE instead")
+	}
+	if len(s.Windows) > 0 {
+		return nil, sqlerr.Privacy(s.Windows[0].Span().Start, RuleNoWindow,
+			"window functions are not allowed over private data: they combine rows of different users",
+			"remove the window; per-user computations can use GROUP BY with the privacy unit")
+	}
+	if unitIdx < 0 {
+		return nil, sqlerr.Privacy(s.Span().Start, RuleSubqueryUnit,
+			"a subquery over private data must output the privacy unit column",
+			fmt.Sprintf("add the privacy unit (%s) to its SELECT list", strings.Join(fr.unitNames(), " or ")))
+	}
+	if s.Distinct && unitIdx < 0 {
+		return nil, sqlerr.Privacy(s.Span().Start, RuleNoDistinct,
+			"SELECT DISTINCT over private data must keep the privacy unit in its output", "")
+	}
+	hasAgg := s.GroupBy != nil || a.hasAggregate(s)
+	if hasAgg {
+		if s.GroupBy != nil && s.GroupBy.Kind != "" {
+			return nil, sqlerr.Privacy(s.GroupBy.Span().Start, RuleGroupingSets,
+				"GROUP BY "+s.GroupBy.Kind+" is not allowed over private data", "group by a plain list that includes the privacy unit")
+		}
+		if !a.groupsByUnit(s, sc) {
+			pos := s.Span().Start
+			if s.GroupBy != nil {
+				pos = s.GroupBy.Span().Start
+			}
+			return nil, sqlerr.Privacy(pos, RuleSubqueryGroupByUnit,
+				"an aggregation over private data must group by the privacy unit: otherwise one row mixes several users",
+				fmt.Sprintf("add the privacy unit (%s) to the GROUP BY", strings.Join(fr.unitNames(), " or ")))
+		}
+	}
+	return info, nil
+}
+
+// outputs computes the output column names of a SELECT and which one is the privacy unit.
+func (a *analyzer) outputs(s *ast.Select, sc *scope) ([]string, int, error) {
+	var cols []string
+	unitIdx := -1
+	for _, it := range s.Items {
+		switch {
+		case it.Star:
+			for _, src := range sc.items {
+				if len(it.StarTable) > 0 && !strings.EqualFold(src.qual, it.StarTable[len(it.StarTable)-1].Name) {
+					continue
+				}
+				for _, c := range src.cols {
+					if len(it.StarTable) == 0 && src.merged[strings.ToLower(c)] {
+						continue
+					}
+					if excluded(it.Except, c) {
+						continue
+					}
+					if src.isUnit(c) && unitIdx < 0 {
+						unitIdx = len(cols)
+					}
+					cols = append(cols, c)
+				}
+			}
+		default:
+			name := ""
+			if it.Alias != nil {
+				name = it.Alias.Name
+			} else if c, ok := it.Expr.(*ast.ColumnRef); ok {
+				name = c.Parts[len(c.Parts)-1].Name
+			}
+			if c, ok := unparen(it.Expr).(*ast.ColumnRef); ok {
+				if r, err := sc.resolve(c); err == nil && r.isUnit() && unitIdx < 0 {
+					unitIdx = len(cols)
+				}
+			}
+			cols = append(cols, name)
+		}
+	}
+	return cols, unitIdx, nil
+}
+
+func excluded(list []*ast.Ident, c string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x.Name, c) {
+			return true
+		}
+	}
+	return false
+}
+
+func unparen(x ast.Expr) ast.Expr {
+	for {
+		p, ok := x.(*ast.Paren)
+		if !ok {
+			return x
+		}
+		x = p.X
+	}
+}
+
+func (a *analyzer) hasAggregate(s *ast.Select) bool {
+	found := false
+	check := func(x ast.Expr) {
+		ast.Walk(x, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncCall:
+				if n.Over == nil && classify(lastName(n.Name)) == aggregateFunc {
+					found = true
+				}
+			case *ast.Subquery, *ast.Exists, *ast.InSubquery:
+				return false
+			}
+			return !found
+		})
+	}
+	for _, it := range s.Items {
+		if it.Expr != nil {
+			check(it.Expr)
+		}
+	}
+	if s.Having != nil {
+		check(s.Having)
+	}
+	return found
+}
+
+// groupsByUnit reports whether the GROUP BY of s includes the privacy unit.
+func (a *analyzer) groupsByUnit(s *ast.Select, sc *scope) bool {
+	if s.GroupBy == nil {
+		return false
+	}
+	for _, g := range s.GroupBy.Items {
+		g = unparen(g)
+		if c, ok := g.(*ast.ColumnRef); ok {
+			if r, err := sc.resolve(c); err == nil && r.isUnit() {
+				return true
+			}
+			// An alias of a select item that is the unit.
+			if len(c.Parts) == 1 {
+				for _, it := range s.Items {
+					if it.Alias != nil && strings.EqualFold(it.Alias.Name, c.Parts[0].Name) {
+						if ic, ok := unparen(it.Expr).(*ast.ColumnRef); ok {
+							if r, err := sc.resolve(ic); err == nil && r.isUnit() {
+								return true
+							}
+						}
+					}
+				}
+			}
+		}
+		if l, ok := g.(*ast.Literal); ok && l.Kind == ast.IntLit {
+			var n int
+			fmt.Sscan(l.Text, &n)
+			if n >= 1 && n <= len(s.Items) && s.Items[n-1].Expr != nil {
+				if ic, ok := unparen(s.Items[n-1].Expr).(*ast.ColumnRef); ok {
+					if r, err := sc.resolve(ic); err == nil && r.isUnit() {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func lastName(parts []*ast.Ident) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	return parts[len(parts)-1].Name
+}
+
+// exprChecks walks an expression: functions must be allowlisted, window functions are
+// refused over private data, and expression subqueries may read public data only.
+func (a *analyzer) exprChecks(x ast.Expr, sc *scope, e *env, ctx context, private bool) error {
+	return a.exprChecksCols(x, sc, e, ctx, private, false)
+}
+
+// exprChecksCols is exprChecks that also resolves every column reference against sc when
+// strict is set (WHERE, ON and SELECT items, where names cannot be output aliases).
+func (a *analyzer) exprChecksCols(x ast.Expr, sc *scope, e *env, ctx context, private, strict bool) error {
+	var err error
+	ast.Walk(x, func(n ast.Node) bool {
+		if err != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncCall:
+			err = a.checkCall(n, private)
+		case *ast.Subquery:
+			err = a.exprSubquery(n.Query, sc, e)
+			return false
+		case *ast.Exists:
+			err = a.exprSubquery(n.Query, sc, e)
+			return false
+		case *ast.InSubquery:
+			if err = a.exprChecks(n.X, sc, e, ctx, private); err == nil {
+				err = a.exprSubquery(n.Query, sc, e)
+			}
+			return false
+		case *ast.ColumnRef:
+			if sc != nil && strict {
+				_, err = sc.resolve(n)
+			}
+		}
+		return err == nil
+	})
+	return err
+}
+
+func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
+	name := lastName(n.Name)
+	if len(n.Name) > 1 {
+		return sqlerr.Privacy(n.Span().Start, RuleUnknownFunction,
+			fmt.Sprintf("function %s is not available", ast.Format(n)), "call functions by their plain name")
+	}
+	kind := classify(name)
+	if _, isAnon := anonFuncs[strings.ToLower(name)]; isAnon {
+		return sqlerr.New(n.Span().Start, sqlerr.GroupingError,
+			"%s can only be used in the SELECT list of a query WITH ANONYMIZATION", strings.ToUpper(name))
+	}
+	if n.Clamped != nil || len(n.NamedArgs) > 0 {
+		return sqlerr.New(n.Span().Start, sqlerr.SyntaxError,
+			"CLAMPED BETWEEN and named arguments are only for anonymized aggregates")
+	}
+	if n.Over != nil {
+		if private {
+			return sqlerr.Privacy(n.Span().Start, RuleNoWindow,
+				"window functions are not allowed over private data: they combine rows of different users",
+				"remove the OVER clause; per-user computations can use GROUP BY with the privacy unit")
+		}
+		if kind == unknownFunc {
+			return unknownFunction(n)
+		}
+		return nil
+	}
+	switch kind {
+	case unknownFunc:
+		return unknownFunction(n)
+	case windowOnlyFunc:
+		return sqlerr.New(n.Span().Start, sqlerr.SyntaxError, "%s needs an OVER clause", strings.ToUpper(name))
+	}
+	return nil
+}
+
+func unknownFunction(n *ast.FuncCall) error {
+	return sqlerr.Privacy(n.Span().Start, RuleUnknownFunction,
+		fmt.Sprintf("function %s is not supported", strings.ToLower(lastName(n.Name))),
+		"dpsql accepts common math, string, date and conditional functions; see docs/sql.md for the list")
+}
+
+// exprSubquery checks an expression subquery: it may read public relations only.
+func (a *analyzer) exprSubquery(q *ast.Query, sc *scope, e *env) error {
+	inner := &env{outer: e, scope: sc}
+	_, err := a.query(q, inner, ctxPublicOnly)
+	if se, ok := sqlerr.As(err); ok && se.Rule == RuleRawPrivate {
+		se.Rule = RuleExprSubquery
+		se.Msg = "an expression subquery may not read private data"
+		se.Hint = "join the private relation in FROM (on its privacy unit) instead of using a subquery"
+	}
+	return err
+}

@@ -1,0 +1,147 @@
+package analyzer_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/parser"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// testCatalog is the policy the test files are written against.
+func testCatalog() *catalog.Catalog {
+	cols := func(names ...string) []catalog.Column {
+		var cs []catalog.Column
+		for _, n := range names {
+			cs = append(cs, catalog.Column{Name: n, Type: "BIGINT"})
+		}
+		return cs
+	}
+	return catalog.New(
+		&catalog.Relation{Name: "professors", Kind: catalog.Private, PrivacyUnit: "id", Columns: cols("id", "item", "quantity")},
+		&catalog.Relation{Name: "students", Kind: catalog.Private, PrivacyUnit: "id", Columns: cols("id", "item", "quantity")},
+		&catalog.Relation{Name: "view_on_professors", Kind: catalog.Private, PrivacyUnit: "id", Columns: cols("id", "item", "quantity")},
+		&catalog.Relation{Name: "view_on_students", Kind: catalog.Private, PrivacyUnit: "id", Columns: cols("id", "item", "quantity")},
+		&catalog.Relation{Name: "items", Kind: catalog.Public, Columns: cols("item", "category", "price")},
+		&catalog.Relation{Name: "raw_secrets", Kind: catalog.Hidden, Columns: cols("id", "item")},
+	)
+}
+
+func cases(t *testing.T, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range strings.Split(string(b), "\n----\n") {
+		// Drop the leading comment block of the file.
+		lines := strings.Split(strings.TrimSpace(c), "\n")
+		for len(lines) > 0 && strings.HasPrefix(lines[0], "--") {
+			lines = lines[1:]
+		}
+		if q := strings.TrimSpace(strings.Join(lines, "\n")); q != "" {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func analyze(src string) (any, error) {
+	q, err := parser.ParseQuery(src)
+	if err != nil {
+		return nil, err
+	}
+	return analyzer.Analyze(q, testCatalog())
+}
+
+var errorMark = regexp.MustCompile(`/\*ERROR ([^*]+)\*/`)
+
+// TestRefusals checks that every query of testdata/refuse.sql is refused with the marked
+// rule (or SQLSTATE) at the marked position.
+func TestRefusals(t *testing.T) {
+	for _, src := range cases(t, "testdata/refuse.sql") {
+		m := errorMark.FindStringSubmatchIndex(src)
+		if m == nil {
+			t.Errorf("case has no /*ERROR ...*/ mark:\n%s", src)
+			continue
+		}
+		want := src[m[2]:m[3]]
+		off := m[1]
+		for off < len(src) && (src[off] == ' ' || src[off] == '\n') {
+			off++
+		}
+		wantPos := sqlerr.PosAt(src, off)
+		_, err := analyze(src)
+		if err == nil {
+			t.Errorf("accepted, want %s at %s:\n%s", want, wantPos, src)
+			continue
+		}
+		se, ok := sqlerr.As(err)
+		if !ok {
+			t.Errorf("error is not a *sqlerr.Error: %v\n%s", err, src)
+			continue
+		}
+		if se.Rule != want && se.Code != want {
+			t.Errorf("got %v (rule %q, code %s), want %s:\n%s", err, se.Rule, se.Code, want, src)
+			continue
+		}
+		if se.Pos != wantPos {
+			t.Errorf("error at %s, want %s (%s):\n%s\n%s", se.Pos, wantPos, want, src, sqlerr.Render(err, src))
+		}
+		if se.Rule != "" && se.Hint == "" {
+			t.Errorf("privacy refusal without a hint: %v", err)
+		}
+	}
+}
+
+// TestAccepted checks that every query of testdata/accept.sql is accepted.
+func TestAccepted(t *testing.T) {
+	for _, src := range cases(t, "testdata/accept.sql") {
+		if _, err := analyze(src); err != nil {
+			t.Errorf("refused:\n%s\n%s", src, sqlerr.Render(err, src))
+		}
+	}
+}
+
+// TestDescription checks what the analyzer says about an accepted query.
+func TestDescription(t *testing.T) {
+	src := `SELECT WITH ANONYMIZATION OPTIONS(epsilon=2, delta=1e-5, kappa=3) T1.item AS it,
+		ANON_SUM(T2.quantity, 0, 10) AS s, ANON_AVG(T1.quantity CLAMPED BETWEEN 1 AND 5) + 1, ANON_COUNT(DISTINCT id)
+		FROM professors T1 JOIN students T2 USING (id) WHERE T1.quantity > 0 GROUP BY T1.item ORDER BY s`
+	an, err := analyze(src)
+	if err != nil {
+		t.Fatal(sqlerr.Render(err, src))
+	}
+	q := an.(*analyzer.Query)
+	if q.Options.Epsilon != 2 || q.Options.Delta != 1e-5 || q.Options.Kappa != 3 {
+		t.Errorf("options %+v", q.Options)
+	}
+	if got := ast.Format(q.Unit); got != `T1."id"` {
+		t.Errorf("unit %s", got)
+	}
+	if len(q.Keys) != 1 || len(q.Aggregates) != 3 || len(q.Outputs) != 4 {
+		t.Fatalf("keys %d aggs %d outputs %d", len(q.Keys), len(q.Aggregates), len(q.Outputs))
+	}
+	a := q.Aggregates
+	if a[0].Func != analyzer.Sum || !a[0].HasBounds || a[0].Lower != 0 || a[0].Upper != 10 {
+		t.Errorf("agg 0 %+v", a[0])
+	}
+	if a[1].Func != analyzer.Avg || a[1].Lower != 1 || a[1].Upper != 5 {
+		t.Errorf("agg 1 %+v", a[1])
+	}
+	if a[2].Func != analyzer.CountUnits {
+		t.Errorf("agg 2 %+v", a[2])
+	}
+	if q.Outputs[0].Key != 0 || q.Outputs[0].Name != "it" || q.Outputs[1].Agg != 0 || q.Outputs[2].Agg != -1 {
+		t.Errorf("outputs %+v %+v %+v", q.Outputs[0], q.Outputs[1], q.Outputs[2])
+	}
+	if got := ast.Format(q.Outputs[2].Expr); got != "_dp_a1 + 1" {
+		t.Errorf("post-processing expression %s", got)
+	}
+}

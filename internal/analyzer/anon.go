@@ -1,0 +1,363 @@
+package analyzer
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// anonymized analyzes SELECT WITH ANONYMIZATION / WITH DIFFERENTIAL_PRIVACY.
+func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
+	opts, unitCol, err := parseOptions(s.Anon)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{ctes: map[string]*relInfo{}}
+	for _, cte := range q.With {
+		info, err := a.query(cte.Query, e, ctxFrom)
+		if err != nil {
+			return nil, err
+		}
+		if len(cte.Columns) > 0 {
+			info = renamed(info, cte.Columns)
+		}
+		e.ctes[strings.ToLower(cte.Name.Name)] = info
+	}
+	sc, fr, err := a.fromClause(s.From, e, ctxFrom)
+	if err != nil {
+		return nil, err
+	}
+	if !fr.private {
+		pos := s.Anon.Span().Start
+		if len(s.From) > 0 {
+			pos = s.From[0].Span().Start
+		}
+		return nil, sqlerr.Privacy(pos, RuleNeedsPrivate,
+			"an anonymized query must read at least one private relation",
+			"read a relation the data owner declared private; for public data, drop WITH ANONYMIZATION")
+	}
+	unit := fr.unit
+	if unitCol != nil {
+		r, err := sc.resolve(&ast.ColumnRef{Parts: []*ast.Ident{unitCol}})
+		if err != nil || !r.isUnit() {
+			return nil, sqlerr.Privacy(unitCol.Span().Start, RuleUnitColumn,
+				fmt.Sprintf("privacy_unit_column %s is not the privacy unit the data owner declared", unitCol.Name),
+				fmt.Sprintf("use privacy_unit_column=%s, or omit it", strings.Join(fr.unitNames(), " or ")))
+		}
+	}
+	inner := &env{outer: e, scope: sc}
+	if s.Where != nil {
+		if err := a.exprChecksCols(s.Where, sc, inner, ctxFrom, true, true); err != nil {
+			return nil, err
+		}
+	}
+	if s.Distinct {
+		return nil, sqlerr.New(s.Span().Start, sqlerr.FeatureNotSupported,
+			"SELECT DISTINCT is not supported with anonymization").WithHint("GROUP BY the columns instead")
+	}
+	if s.Qualify != nil || len(s.Windows) > 0 {
+		return nil, sqlerr.Privacy(s.Span().Start, RuleNoWindow, "QUALIFY and WINDOW are not allowed in an anonymized query", "")
+	}
+	out := &Query{Options: opts, With: q.With, From: s.From, Where: s.Where, Unit: unit, Node: s,
+		Limit: q.Limit, Offset: q.Offset}
+	b := &anonBuilder{a: a, q: out, sc: sc, env: inner, s: s}
+	if err := b.keys(); err != nil {
+		return nil, err
+	}
+	for _, it := range s.Items {
+		if it.Star {
+			return nil, sqlerr.New(it.Span().Start, sqlerr.FeatureNotSupported,
+				"SELECT * is not allowed in an anonymized query").
+				WithHint("list the GROUP BY keys and anonymized aggregates to release")
+		}
+		x, err := b.post(it.Expr)
+		if err != nil {
+			return nil, err
+		}
+		o := &Output{Expr: x, Key: -1, Agg: -1}
+		if c, ok := x.(*ast.ColumnRef); ok && len(c.Parts) == 1 {
+			var i int
+			if n, _ := fmt.Sscanf(c.Parts[0].Name, "_dp_k%d", &i); n == 1 {
+				o.Key = i
+			} else if n, _ := fmt.Sscanf(c.Parts[0].Name, "_dp_a%d", &i); n == 1 {
+				o.Agg = i
+			}
+		}
+		switch {
+		case it.Alias != nil:
+			o.Name = it.Alias.Name
+		default:
+			if c, ok := unparen(it.Expr).(*ast.ColumnRef); ok {
+				o.Name = c.Parts[len(c.Parts)-1].Name
+			} else {
+				o.Name = ast.Format(it.Expr)
+			}
+		}
+		out.Outputs = append(out.Outputs, o)
+	}
+	if s.Having != nil {
+		if out.Having, err = b.post(s.Having); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range q.OrderBy {
+		item := *o
+		if c, ok := unparen(o.Expr).(*ast.ColumnRef); ok && len(c.Parts) == 1 && out.outputNamed(c.Parts[0].Name) {
+			out.OrderBy = append(out.OrderBy, &item)
+			continue
+		}
+		if l, ok := o.Expr.(*ast.Literal); ok && l.Kind == ast.IntLit {
+			out.OrderBy = append(out.OrderBy, &item)
+			continue
+		}
+		if item.Expr, err = b.post(o.Expr); err != nil {
+			return nil, err
+		}
+		out.OrderBy = append(out.OrderBy, &item)
+	}
+	for _, x := range []ast.Expr{q.Limit, q.Offset} {
+		if x != nil {
+			if v, err := constNumber(x); err != nil || v < 0 || v != math.Trunc(v) {
+				return nil, sqlerr.New(x.Span().Start, sqlerr.InvalidParameterValue, "LIMIT and OFFSET must be non-negative integer constants")
+			}
+		}
+	}
+	if len(out.Aggregates) == 0 && len(out.Keys) == 0 {
+		return nil, sqlerr.New(s.Span().Start, sqlerr.FeatureNotSupported,
+			"an anonymized query must release at least one GROUP BY key or anonymized aggregate")
+	}
+	return out, nil
+}
+
+func (q *Query) outputNamed(name string) bool {
+	for _, o := range q.Outputs {
+		if strings.EqualFold(o.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+type anonBuilder struct {
+	a   *analyzer
+	q   *Query
+	sc  *scope
+	env *env
+	s   *ast.Select
+	// keyText holds the printed form of each key, to match select-list expressions.
+	keyText []string
+}
+
+func (b *anonBuilder) keys() error {
+	g := b.s.GroupBy
+	if g == nil {
+		return nil
+	}
+	if g.Kind != "" {
+		return sqlerr.Privacy(g.Span().Start, RuleGroupingSets,
+			"GROUP BY "+g.Kind+" is not supported in an anonymized query",
+			"run one anonymized query per grouping instead (each spends its own budget)")
+	}
+	for _, x := range g.Items {
+		x = b.groupTarget(x)
+		if hasAnyAggregate(x, b.q.Options.Syntax) {
+			return sqlerr.New(x.Span().Start, sqlerr.GroupingError, "aggregate functions are not allowed in GROUP BY")
+		}
+		if err := b.a.exprChecksCols(x, b.sc, b.env, ctxFrom, true, true); err != nil {
+			return err
+		}
+		b.q.Keys = append(b.q.Keys, &Key{Expr: x})
+		b.keyText = append(b.keyText, normalized(x))
+	}
+	return nil
+}
+
+// groupTarget resolves GROUP BY ordinals and select-list aliases to expressions.
+func (b *anonBuilder) groupTarget(x ast.Expr) ast.Expr {
+	if l, ok := x.(*ast.Literal); ok && l.Kind == ast.IntLit {
+		if n, err := strconv.Atoi(l.Text); err == nil && n >= 1 && n <= len(b.s.Items) && b.s.Items[n-1].Expr != nil {
+			return b.s.Items[n-1].Expr
+		}
+	}
+	if c, ok := x.(*ast.ColumnRef); ok && len(c.Parts) == 1 {
+		if _, err := b.sc.resolve(c); err != nil {
+			for _, it := range b.s.Items {
+				if it.Alias != nil && strings.EqualFold(it.Alias.Name, c.Parts[0].Name) && it.Expr != nil {
+					return it.Expr
+				}
+			}
+		}
+	}
+	return x
+}
+
+func normalized(x ast.Expr) string { return strings.ToLower(ast.Format(unparen(x))) }
+
+// post rewrites a select-list, HAVING or ORDER BY expression of the anonymized query into a
+// post-processing expression over key and aggregate columns.
+func (b *anonBuilder) post(x ast.Expr) (ast.Expr, error) {
+	if x == nil {
+		return nil, nil
+	}
+	text := normalized(x)
+	for i, k := range b.keyText {
+		if text == k {
+			return colRef(KeyColumn(i), x), nil
+		}
+	}
+	switch n := x.(type) {
+	case *ast.FuncCall:
+		if f, ok := isAnonAggregate(lastName(n.Name), int(b.q.Options.Syntax)); ok && len(n.Name) == 1 && n.Over == nil {
+			agg, err := b.aggregate(f, n)
+			if err != nil {
+				return nil, err
+			}
+			b.q.Aggregates = append(b.q.Aggregates, agg)
+			return colRef(AggColumn(len(b.q.Aggregates)-1), x), nil
+		}
+		if classify(lastName(n.Name)) == aggregateFunc && n.Over == nil {
+			return nil, sqlerr.Privacy(n.Span().Start, RulePlainAggregate,
+				fmt.Sprintf("%s is not an anonymized aggregate", strings.ToUpper(lastName(n.Name))),
+				anonHint(lastName(n.Name), b.q.Options.Syntax))
+		}
+		if err := b.a.checkCall(n, true); err != nil {
+			return nil, err
+		}
+		c := *n
+		c.Args = nil
+		for _, arg := range n.Args {
+			y, err := b.post(arg)
+			if err != nil {
+				return nil, err
+			}
+			c.Args = append(c.Args, y)
+		}
+		return &c, nil
+	case *ast.ColumnRef:
+		if len(n.Parts) == 1 {
+			// HAVING and ORDER BY may name an output by its alias.
+			for _, o := range b.q.Outputs {
+				if strings.EqualFold(o.Name, n.Parts[0].Name) {
+					return &ast.Paren{X: o.Expr}, nil
+				}
+			}
+		}
+		return nil, sqlerr.New(n.Span().Start, sqlerr.GroupingError,
+			"column %s must appear in the GROUP BY clause or be used in an anonymized aggregate", ast.Format(n)).
+			WithHint("add it to GROUP BY, or aggregate it, e.g. ANON_SUM(%s CLAMPED BETWEEN 0 AND 100)", ast.Format(n))
+	case *ast.Literal, *ast.TypedLiteral, *ast.Interval:
+		return x, nil
+	case *ast.Subquery, *ast.Exists, *ast.InSubquery:
+		return nil, sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported,
+			"subqueries are not allowed in the SELECT list of an anonymized query")
+	}
+	return b.postChildren(x)
+}
+
+// postChildren rebuilds composite expressions with rewritten children.
+func (b *anonBuilder) postChildren(x ast.Expr) (ast.Expr, error) {
+	var err error
+	p := func(e ast.Expr) ast.Expr {
+		if err != nil || e == nil {
+			return e
+		}
+		var y ast.Expr
+		y, err = b.post(e)
+		return y
+	}
+	switch n := x.(type) {
+	case *ast.Paren:
+		c := *n
+		c.X = p(n.X)
+		return &c, err
+	case *ast.Unary:
+		c := *n
+		c.X = p(n.X)
+		return &c, err
+	case *ast.Binary:
+		c := *n
+		c.L, c.R = p(n.L), p(n.R)
+		return &c, err
+	case *ast.IsNull:
+		c := *n
+		c.X = p(n.X)
+		return &c, err
+	case *ast.Between:
+		c := *n
+		c.X, c.Lo, c.Hi = p(n.X), p(n.Lo), p(n.Hi)
+		return &c, err
+	case *ast.InList:
+		c := *n
+		c.X = p(n.X)
+		c.List = nil
+		for _, e := range n.List {
+			c.List = append(c.List, p(e))
+		}
+		return &c, err
+	case *ast.Like:
+		c := *n
+		c.X, c.Pattern, c.Escape = p(n.X), p(n.Pattern), p(n.Escape)
+		return &c, err
+	case *ast.Case:
+		c := *n
+		c.Operand, c.Else = p(n.Operand), p(n.Else)
+		c.Whens = nil
+		for _, w := range n.Whens {
+			cw := *w
+			cw.Cond, cw.Result = p(w.Cond), p(w.Result)
+			c.Whens = append(c.Whens, &cw)
+		}
+		return &c, err
+	case *ast.Cast:
+		c := *n
+		c.X = p(n.X)
+		return &c, err
+	case *ast.Extract:
+		c := *n
+		c.X = p(n.X)
+		return &c, err
+	case *ast.Tuple:
+		c := *n
+		c.Elems = nil
+		for _, e := range n.Elems {
+			c.Elems = append(c.Elems, p(e))
+		}
+		return &c, err
+	}
+	return nil, sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported, "expression %s is not supported here", ast.Format(x))
+}
+
+func colRef(name string, at ast.Node) *ast.ColumnRef {
+	c := &ast.ColumnRef{Parts: []*ast.Ident{{Name: name}}}
+	c.SetSpan(at.Span())
+	return c
+}
+
+func anonHint(name string, syntax ast.AnonSyntax) string {
+	n := strings.ToUpper(name)
+	if syntax == ast.DifferentialPrivacy {
+		return fmt.Sprintf("with DIFFERENTIAL_PRIVACY use COUNT, SUM, AVG, VAR_POP, STDDEV_POP, PERCENTILE_CONT or APPROX_QUANTILES (not %s)", n)
+	}
+	switch n {
+	case "COUNT", "SUM", "AVG", "VAR_POP", "STDDEV_POP":
+		return fmt.Sprintf("use ANON_%s instead", n)
+	}
+	return "use ANON_COUNT, ANON_SUM, ANON_AVG, ANON_VAR_POP, ANON_STDDEV_POP, ANON_PERCENTILE_CONT, ANON_QUANTILES, ANON_MEDIAN, ANON_MIN or ANON_MAX"
+}
+
+func hasAnyAggregate(x ast.Expr, syntax ast.AnonSyntax) bool {
+	found := false
+	ast.Walk(x, func(n ast.Node) bool {
+		if f, ok := n.(*ast.FuncCall); ok && f.Over == nil {
+			if _, anon := isAnonAggregate(lastName(f.Name), int(syntax)); anon || classify(lastName(f.Name)) == aggregateFunc {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}

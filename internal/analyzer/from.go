@@ -1,0 +1,320 @@
+package analyzer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// fromResult describes a FROM clause (or one item of it).
+type fromResult struct {
+	items   []*item
+	private bool
+	// unit is the privacy unit of each row, in the scope of the FROM; nil for public data.
+	unit ast.Expr
+}
+
+// unitNames lists the privacy-unit columns visible in the FROM, for hints.
+func (f *fromResult) unitNames() []string {
+	var names []string
+	for _, it := range f.items {
+		if it.private && it.unit != "" {
+			if it.qual != "" {
+				names = append(names, it.qual+"."+it.unit)
+			} else {
+				names = append(names, it.unit)
+			}
+		}
+	}
+	if len(names) == 0 {
+		names = []string{"the privacy unit"}
+	}
+	return names
+}
+
+// fromClause analyzes the comma-separated FROM items of a SELECT.
+func (a *analyzer) fromClause(from []ast.TableExpr, e *env, ctx context) (*scope, *fromResult, error) {
+	sc := &scope{outer: e.scope}
+	var acc *fromResult
+	for _, te := range from {
+		fr, err := a.tableExpr(te, e, ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if acc == nil {
+			acc = fr
+			continue
+		}
+		if acc.private && fr.private {
+			return nil, nil, sqlerr.Privacy(te.Span().Start, RuleCrossJoin,
+				"a comma (cross) join of two private relations is not allowed: it pairs rows of different users",
+				"write JOIN ... USING (privacy unit) or JOIN ... ON a.unit = b.unit")
+		}
+		acc = &fromResult{items: append(acc.items, fr.items...), private: acc.private || fr.private, unit: firstNonNil(acc.unit, fr.unit)}
+	}
+	if acc == nil {
+		return sc, &fromResult{}, nil
+	}
+	sc.items = acc.items
+	return sc, acc, nil
+}
+
+func firstNonNil(xs ...ast.Expr) ast.Expr {
+	for _, x := range xs {
+		if x != nil {
+			return x
+		}
+	}
+	return nil
+}
+
+func (a *analyzer) tableExpr(te ast.TableExpr, e *env, ctx context) (*fromResult, error) {
+	switch t := te.(type) {
+	case *ast.TableName:
+		return a.tableName(t, e, ctx)
+	case *ast.SubqueryTable:
+		if t.Lateral {
+			return nil, sqlerr.New(t.Span().Start, sqlerr.FeatureNotSupported, "LATERAL subqueries are not supported")
+		}
+		info, err := a.query(t.Query, e, ctx)
+		if err != nil {
+			return nil, err
+		}
+		if t.Alias == nil {
+			a.aliases++
+			t.Alias = &ast.TableAlias{Name: &ast.Ident{Name: fmt.Sprintf("_dp_sq%d", a.aliases)}}
+		}
+		if len(t.Alias.Columns) > 0 {
+			info = renamed(info, t.Alias.Columns)
+		}
+		return itemResult(t.Alias.Name, info), nil
+	case *ast.TableFunc:
+		return nil, sqlerr.Privacy(t.Span().Start, RuleTableFunction,
+			fmt.Sprintf("table function %s is not allowed", lastName(t.Name)),
+			"read relations the data owner has declared; only the owner can read files")
+	case *ast.Join:
+		return a.join(t, e, ctx)
+	}
+	return nil, fmt.Errorf("analyzer: unexpected FROM item %T", te)
+}
+
+func itemResult(alias *ast.Ident, info *relInfo) *fromResult {
+	it := &item{qual: alias.Name, qualID: alias, cols: info.cols, private: info.private}
+	if info.private && info.unitIdx >= 0 {
+		it.unit = info.cols[info.unitIdx]
+	}
+	fr := &fromResult{items: []*item{it}, private: info.private}
+	if it.private {
+		fr.unit = unitRef(it)
+	}
+	return fr
+}
+
+func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult, error) {
+	name := identPath(t.Name)
+	qualID := t.Name[len(t.Name)-1]
+	if t.Alias != nil {
+		qualID = t.Alias.Name
+	}
+	if len(t.Name) == 1 {
+		if info, ok := e.lookupCTE(t.Name[0].Name); ok {
+			if t.Alias != nil && len(t.Alias.Columns) > 0 {
+				info = renamed(info, t.Alias.Columns)
+			}
+			return itemResult(qualID, info), nil
+		}
+	}
+	rel, ok := a.cat.Lookup(name)
+	if !ok {
+		return nil, sqlerr.New(t.Span().Start, sqlerr.UndefinedTable,
+			"relation %q does not exist or is not available to analysts", name).
+			WithHint("analysts can read the relations the data owner declared private or public; SHOW TABLES lists them")
+	}
+	if rel.Kind == catalog.Private && ctx == ctxPublicOnly {
+		return nil, sqlerr.Privacy(t.Span().Start, RuleRawPrivate,
+			fmt.Sprintf("%s is private: it can only be read by an anonymized aggregation", rel.Name),
+			fmt.Sprintf("write SELECT WITH ANONYMIZATION OPTIONS(epsilon=..., delta=..., kappa=...) ... FROM %s GROUP BY ...", rel.Name))
+	}
+	info := &relInfo{unitIdx: -1, private: rel.Kind == catalog.Private}
+	for i, c := range rel.Columns {
+		info.cols = append(info.cols, c.Name)
+		if info.private && strings.EqualFold(c.Name, rel.PrivacyUnit) {
+			info.unitIdx = i
+		}
+	}
+	if info.private && info.unitIdx < 0 {
+		return nil, sqlerr.New(t.Span().Start, sqlerr.InternalError,
+			"the privacy unit column %q of %s does not exist; the data owner must fix the policy", rel.PrivacyUnit, rel.Name)
+	}
+	if t.Alias != nil && len(t.Alias.Columns) > 0 {
+		info = renamed(info, t.Alias.Columns)
+	}
+	return itemResult(qualID, info), nil
+}
+
+func identPath(ids []*ast.Ident) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = id.Name
+	}
+	return strings.Join(parts, ".")
+}
+
+// join applies the join rules: two private sides must be joined on their privacy units; an
+// outer join may only preserve private sides.
+func (a *analyzer) join(j *ast.Join, e *env, ctx context) (*fromResult, error) {
+	l, err := a.tableExpr(j.Left, e, ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.tableExpr(j.Right, e, ctx)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scope{items: append(append([]*item(nil), l.items...), r.items...), outer: e.scope}
+	// USING and NATURAL merge columns: the right side's copies are no longer visible
+	// unqualified.
+	using := usingColumns(j, l, r)
+	for _, c := range using {
+		for _, it := range r.items {
+			if _, ok := it.hasCol(c); ok {
+				if it.merged == nil {
+					it.merged = map[string]bool{}
+				}
+				it.merged[strings.ToLower(c)] = true
+			}
+		}
+	}
+	if j.On != nil {
+		if err := a.exprChecksCols(j.On, sc, &env{outer: e, scope: sc}, ctx, l.private || r.private, true); err != nil {
+			return nil, err
+		}
+	}
+	res := &fromResult{items: sc.items, private: l.private || r.private}
+	// Refusals point at the join condition, or at the right side when there is none.
+	at := j.Right.Span().Start
+	if j.On != nil {
+		at = j.On.Span().Start
+	}
+	switch {
+	case l.private && r.private:
+		if j.Kind == ast.CrossJoin {
+			return nil, sqlerr.Privacy(at, RuleCrossJoin,
+				"a cross join of two private relations is not allowed: it pairs rows of different users",
+				"join them on their privacy units: JOIN ... USING (unit) or ON a.unit = b.unit")
+		}
+		if !joinsOnUnits(j, l, r, using, sc) {
+			return nil, sqlerr.Privacy(at, RuleUnitJoin,
+				"a join between private relations must require equal privacy units",
+				fmt.Sprintf("add the condition %s = %s to ON, or join USING the privacy unit", first(l.unitNames()), first(r.unitNames())))
+		}
+		switch j.Kind {
+		case ast.RightJoin:
+			res.unit = r.unit
+		case ast.FullJoin:
+			res.unit = &ast.FuncCall{Name: []*ast.Ident{{Name: "coalesce"}}, Args: []ast.Expr{l.unit, r.unit}}
+		default:
+			res.unit = l.unit
+		}
+	case l.private:
+		if j.Kind == ast.RightJoin || j.Kind == ast.FullJoin {
+			return nil, outerJoinError(at)
+		}
+		res.unit = l.unit
+	case r.private:
+		if j.Kind == ast.LeftJoin || j.Kind == ast.FullJoin {
+			return nil, outerJoinError(at)
+		}
+		res.unit = r.unit
+	}
+	return res, nil
+}
+
+func first(xs []string) string { return xs[0] }
+
+func outerJoinError(at sqlerr.Pos) error {
+	return sqlerr.Privacy(at, RuleOuterJoin,
+		"this outer join keeps rows of a public relation that no privacy unit owns",
+		"make the private relation the preserved side (private LEFT JOIN public), or use an inner JOIN")
+}
+
+// usingColumns returns the columns a USING or NATURAL join equates.
+func usingColumns(j *ast.Join, l, r *fromResult) []string {
+	var cols []string
+	for _, id := range j.Using {
+		cols = append(cols, id.Name)
+	}
+	if j.Natural {
+		for _, li := range l.items {
+			for _, c := range li.cols {
+				for _, ri := range r.items {
+					if _, ok := ri.hasCol(c); ok {
+						cols = append(cols, c)
+					}
+				}
+			}
+		}
+	}
+	return cols
+}
+
+// joinsOnUnits reports whether the join condition equates a privacy unit of the left side
+// with one of the right side.
+func joinsOnUnits(j *ast.Join, l, r *fromResult, using []string, sc *scope) bool {
+	for _, c := range using {
+		if hasUnitCol(l, c) && hasUnitCol(r, c) {
+			return true
+		}
+	}
+	for _, conj := range conjuncts(j.On) {
+		b, ok := unparen(conj).(*ast.Binary)
+		if !ok || b.Op != "=" {
+			continue
+		}
+		lc, lok := unparen(b.L).(*ast.ColumnRef)
+		rc, rok := unparen(b.R).(*ast.ColumnRef)
+		if !lok || !rok {
+			continue
+		}
+		x, err1 := sc.resolve(lc)
+		y, err2 := sc.resolve(rc)
+		if err1 != nil || err2 != nil || !x.isUnit() || !y.isUnit() {
+			continue
+		}
+		if (contains(l.items, x.item) && contains(r.items, y.item)) || (contains(r.items, x.item) && contains(l.items, y.item)) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasUnitCol(f *fromResult, c string) bool {
+	for _, it := range f.items {
+		if it.isUnit(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(items []*item, it *item) bool {
+	for _, x := range items {
+		if x == it {
+			return true
+		}
+	}
+	return false
+}
+
+func conjuncts(x ast.Expr) []ast.Expr {
+	if x == nil {
+		return nil
+	}
+	if b, ok := unparen(x).(*ast.Binary); ok && b.Op == "AND" {
+		return append(conjuncts(b.L), conjuncts(b.R)...)
+	}
+	return []ast.Expr{x}
+}

@@ -1,0 +1,241 @@
+package analyzer
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// parseOptions validates the anonymization clause's options. The rules, and why:
+//   - epsilon is required, finite and > 0: it is the privacy loss;
+//   - exactly one of delta (in [0, 1)) and k_threshold (>= 1) is required: partition
+//     selection needs one of them (delta is preferred, k_threshold is converted to it);
+//   - kappa / max_groups_contributed is a positive integer; it is required in the
+//     ANONYMIZATION syntax (ZetaSQL recommends engines require it: without it one user's
+//     influence is unbounded) and defaults to 1 in the DIFFERENTIAL_PRIVACY syntax, as in
+//     GoogleSQL;
+//   - max_rows_contributed is mutually exclusive with kappa.
+func parseOptions(c *ast.AnonClause) (Options, *ast.Ident, error) {
+	o := Options{Syntax: c.Syntax, Pos: c.Span().Start, Noise: "laplace"}
+	var unitCol *ast.Ident
+	seen := map[string]*ast.Option{}
+	var kappaOpt *ast.Option
+	for _, opt := range c.Options {
+		name := strings.ToLower(opt.Name.Name)
+		canon := name
+		if name == "max_groups_contributed" {
+			canon = "kappa"
+		}
+		if prev, dup := seen[canon]; dup {
+			return o, nil, sqlerr.New(opt.Span().Start, sqlerr.InvalidParameterValue,
+				"option %s is given twice (first at %s)", opt.Name.Name, prev.Span().Start)
+		}
+		seen[canon] = opt
+		var err error
+		switch name {
+		case "epsilon":
+			o.Epsilon, err = positiveFinite(opt)
+		case "delta":
+			o.Delta, err = number(opt)
+			if err == nil && (o.Delta < 0 || o.Delta >= 1 || math.IsNaN(o.Delta)) {
+				err = optErr(opt, "delta must be in [0, 1)", "a typical delta is 1e-5 or less; below 1/(number of users)")
+			}
+			o.HasDelta = true
+		case "k_threshold":
+			o.KThreshold, err = number(opt)
+			if err == nil && (o.KThreshold < 1 || math.IsInf(o.KThreshold, 0) || math.IsNaN(o.KThreshold)) {
+				err = optErr(opt, "k_threshold must be a finite number >= 1", "")
+			}
+		case "kappa", "max_groups_contributed":
+			kappaOpt = opt
+			o.Kappa, err = positiveInt(opt)
+		case "max_rows_contributed":
+			o.MaxRowsContributed, err = positiveInt(opt)
+		case "privacy_unit_column":
+			unitCol, err = identValue(opt)
+		case "group_selection_strategy":
+			var v string
+			v, err = wordValue(opt)
+			switch strings.ToUpper(v) {
+			case "PUBLIC_GROUPS":
+				o.PublicGroups = true
+			case "LAPLACE_THRESHOLD", "":
+			default:
+				if err == nil {
+					err = optErr(opt, fmt.Sprintf("unknown group_selection_strategy %s", v), "use LAPLACE_THRESHOLD or PUBLIC_GROUPS")
+				}
+			}
+		case "group_selection_epsilon":
+			o.GroupSelectionEpsilon, err = positiveFinite(opt)
+		case "min_privacy_units_per_group":
+			o.MinPrivacyUnitsPerGroup, err = positiveInt(opt)
+		case "noise_kind", "noise":
+			var v string
+			v, err = wordValue(opt)
+			v = strings.ToLower(v)
+			if err == nil && v != "laplace" && v != "gaussian" {
+				err = optErr(opt, "noise_kind must be LAPLACE or GAUSSIAN", "")
+			}
+			o.Noise = v
+		case "group_selection", "partition_selection":
+			var v string
+			v, err = wordValue(opt)
+			o.Selection = strings.ToLower(v)
+			switch o.Selection {
+			case "laplace", "laplace_threshold", "gaussian", "gaussian_threshold", "optimal", "truncated_geometric":
+			default:
+				if err == nil {
+					err = optErr(opt, "unknown group_selection "+v, "use LAPLACE_THRESHOLD, GAUSSIAN_THRESHOLD or TRUNCATED_GEOMETRIC")
+				}
+			}
+		case "confidence_level":
+			o.ConfidenceLevel, err = number(opt)
+			if err == nil && !(o.ConfidenceLevel > 0 && o.ConfidenceLevel < 1) {
+				err = optErr(opt, "confidence_level must be in (0, 1)", "for example confidence_level=0.95")
+			}
+		default:
+			err = sqlerr.New(opt.Span().Start, sqlerr.InvalidParameterValue, "unknown anonymization option %s", opt.Name.Name).WithHint(
+				"known options: epsilon, delta, k_threshold, kappa (max_groups_contributed), max_rows_contributed, privacy_unit_column, group_selection_strategy, group_selection_epsilon, min_privacy_units_per_group, noise_kind, group_selection, confidence_level")
+		}
+		if err != nil {
+			return o, nil, err
+		}
+	}
+	pos := c.Span().Start
+	if seen["epsilon"] == nil {
+		return o, nil, sqlerr.New(pos, sqlerr.InvalidParameterValue, "the anonymization clause needs epsilon").
+			WithHint("add OPTIONS(epsilon=1, delta=1e-5, kappa=1) (smaller epsilon: more privacy, more noise)")
+	}
+	if o.HasDelta && o.KThreshold > 0 {
+		return o, nil, sqlerr.New(seen["k_threshold"].Span().Start, sqlerr.InvalidParameterValue,
+			"delta and k_threshold are mutually exclusive").WithHint("give delta only (preferred)")
+	}
+	if !o.HasDelta && o.KThreshold == 0 {
+		return o, nil, sqlerr.New(pos, sqlerr.InvalidParameterValue, "the anonymization clause needs delta (or k_threshold)").
+			WithHint("add delta=1e-5 (the probability that a group of one user is released); it must be below 1/(number of users)")
+	}
+	if o.Kappa > 0 && o.MaxRowsContributed > 0 {
+		return o, nil, sqlerr.New(kappaOpt.Span().Start, sqlerr.InvalidParameterValue,
+			"kappa (max_groups_contributed) and max_rows_contributed are mutually exclusive").WithHint("give one of them")
+	}
+	if o.Kappa == 0 && o.MaxRowsContributed == 0 {
+		if c.Syntax == ast.Anonymization {
+			return o, nil, sqlerr.New(pos, sqlerr.InvalidParameterValue,
+				"the anonymization clause needs kappa, the number of groups one user may contribute to").
+				WithHint("add kappa=1 if each user belongs to one group; a larger kappa keeps more of each user's data but adds more noise")
+		}
+		o.Kappa = 1
+	}
+	return o, unitCol, nil
+}
+
+func optErr(opt *ast.Option, msg, hint string) error {
+	return sqlerr.New(opt.Value.Span().Start, sqlerr.InvalidParameterValue, "%s", msg).WithHint("%s", hint)
+}
+
+func number(opt *ast.Option) (float64, error) {
+	v, err := constNumber(opt.Value)
+	if err != nil {
+		return 0, optErr(opt, fmt.Sprintf("option %s must be a number", opt.Name.Name), "")
+	}
+	return v, nil
+}
+
+func positiveFinite(opt *ast.Option) (float64, error) {
+	v, err := number(opt)
+	if err != nil {
+		return 0, err
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return 0, optErr(opt, fmt.Sprintf("%s must be finite and greater than 0", opt.Name.Name), "")
+	}
+	return v, nil
+}
+
+func positiveInt(opt *ast.Option) (int64, error) {
+	v, err := number(opt)
+	if err != nil {
+		return 0, err
+	}
+	if v != math.Trunc(v) || v < 1 || v > 1e9 {
+		return 0, optErr(opt, fmt.Sprintf("%s must be a positive integer", opt.Name.Name), "")
+	}
+	return int64(v), nil
+}
+
+func identValue(opt *ast.Option) (*ast.Ident, error) {
+	switch v := opt.Value.(type) {
+	case *ast.ColumnRef:
+		return v.Parts[len(v.Parts)-1], nil
+	case *ast.Literal:
+		if v.Kind == ast.StringLit {
+			return &ast.Ident{Name: v.Text}, nil
+		}
+	}
+	return nil, optErr(opt, fmt.Sprintf("option %s must name a column", opt.Name.Name), "")
+}
+
+func wordValue(opt *ast.Option) (string, error) {
+	switch v := opt.Value.(type) {
+	case *ast.ColumnRef:
+		return v.Parts[len(v.Parts)-1].Name, nil
+	case *ast.Literal:
+		if v.Kind == ast.StringLit {
+			return v.Text, nil
+		}
+	}
+	return "", optErr(opt, fmt.Sprintf("option %s must be a word", opt.Name.Name), "")
+}
+
+// constNumber evaluates a constant numeric expression: literals, unary signs, + - * / and
+// parentheses.
+func constNumber(x ast.Expr) (float64, error) {
+	switch x := x.(type) {
+	case *ast.Literal:
+		if x.Kind == ast.IntLit || x.Kind == ast.FloatLit {
+			return strconv.ParseFloat(x.Text, 64)
+		}
+	case *ast.Paren:
+		return constNumber(x.X)
+	case *ast.Unary:
+		v, err := constNumber(x.X)
+		if err != nil {
+			return 0, err
+		}
+		switch x.Op {
+		case "-":
+			return -v, nil
+		case "+":
+			return v, nil
+		}
+	case *ast.Cast:
+		return constNumber(x.X)
+	case *ast.Binary:
+		l, err := constNumber(x.L)
+		if err != nil {
+			return 0, err
+		}
+		r, err := constNumber(x.R)
+		if err != nil {
+			return 0, err
+		}
+		switch x.Op {
+		case "+":
+			return l + r, nil
+		case "-":
+			return l - r, nil
+		case "*":
+			return l * r, nil
+		case "/":
+			if r == 0 {
+				return 0, fmt.Errorf("division by zero")
+			}
+			return l / r, nil
+		}
+	}
+	return 0, fmt.Errorf("not a constant number")
+}

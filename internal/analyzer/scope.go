@@ -1,0 +1,120 @@
+package analyzer
+
+import (
+	"strings"
+
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// item is one relation visible in a FROM scope: a table, a view, a CTE or a subquery.
+type item struct {
+	qual    string // qualifier as written (alias or relation name); "" if none
+	qualID  *ast.Ident
+	cols    []string // output column names
+	unit    string   // the column holding the privacy unit; "" for public data
+	private bool
+	merged  map[string]bool // columns merged into the left side by USING/NATURAL
+}
+
+func (it *item) hasCol(name string) (string, bool) {
+	for _, c := range it.cols {
+		if strings.EqualFold(c, name) {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+func (it *item) isUnit(col string) bool {
+	return it.private && it.unit != "" && strings.EqualFold(it.unit, col)
+}
+
+// scope is the set of relations a FROM clause makes visible, with the enclosing query's
+// scope for correlated references.
+type scope struct {
+	items []*item
+	outer *scope
+}
+
+// ref is a resolved column reference.
+type ref struct {
+	item *item
+	col  string
+	// outer is true when the column was found in an enclosing scope.
+	outer bool
+}
+
+func (r ref) isUnit() bool { return r.item != nil && !r.outer && r.item.isUnit(r.col) }
+
+// resolve finds the relation a column reference belongs to. It returns a positioned error for
+// unknown and ambiguous names.
+func (s *scope) resolve(c *ast.ColumnRef) (ref, error) {
+	outer := false
+	for sc := s; sc != nil; sc = sc.outer {
+		r, found, err := sc.resolveHere(c)
+		if err != nil {
+			return ref{}, err
+		}
+		if found {
+			r.outer = outer
+			return r, nil
+		}
+		outer = true
+	}
+	return ref{}, sqlerr.New(c.Span().Start, sqlerr.UndefinedColumn, "column %q does not exist", ast.Format(c))
+}
+
+func (s *scope) resolveHere(c *ast.ColumnRef) (ref, bool, error) {
+	parts := c.Parts
+	switch len(parts) {
+	case 0:
+		return ref{}, false, nil
+	case 1:
+		var found []ref
+		for _, it := range s.items {
+			if col, ok := it.hasCol(parts[0].Name); ok && !it.merged[strings.ToLower(col)] {
+				found = append(found, ref{item: it, col: col})
+			}
+		}
+		if len(found) > 1 {
+			return ref{}, false, sqlerr.New(c.Span().Start, sqlerr.AmbiguousColumn,
+				"column reference %q is ambiguous", parts[0].Name).
+				WithHint("qualify it with a table name or alias, like %s.%s", qualName(found[0].item), parts[0].Name)
+		}
+		if len(found) == 1 {
+			return found[0], true, nil
+		}
+		return ref{}, false, nil
+	default:
+		// Use the last two parts: [schema.]table.column.
+		q := parts[len(parts)-2].Name
+		for _, it := range s.items {
+			if it.qual != "" && strings.EqualFold(it.qual, q) {
+				if col, ok := it.hasCol(parts[len(parts)-1].Name); ok {
+					return ref{item: it, col: col}, true, nil
+				}
+				return ref{}, false, sqlerr.New(c.Span().Start, sqlerr.UndefinedColumn,
+					"column %q does not exist in %q", parts[len(parts)-1].Name, it.qual)
+			}
+		}
+		return ref{}, false, nil
+	}
+}
+
+func qualName(it *item) string {
+	if it.qual == "" {
+		return "t"
+	}
+	return it.qual
+}
+
+// unitRef returns a column reference to the unit column of it.
+func unitRef(it *item) ast.Expr {
+	parts := []*ast.Ident{}
+	if it.qualID != nil {
+		parts = append(parts, &ast.Ident{Name: it.qualID.Name, Quoted: it.qualID.Quoted})
+	}
+	parts = append(parts, &ast.Ident{Name: it.unit, Quoted: true})
+	return &ast.ColumnRef{Parts: parts}
+}

@@ -1,0 +1,110 @@
+-- Queries the analyzer must refuse. Each case ends at a line "----". The expected error is
+-- marked in place by a comment /*ERROR name*/ right before the token the error must point
+-- at; name is a rule (see analyzer.Rule*) or a SQLSTATE code.
+
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) p.item, ANON_COUNT(*)
+FROM professors p JOIN students s ON /*ERROR join-on-privacy-unit*/p.item = s.item GROUP BY p.item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM view_on_professors, /*ERROR no-cross-join-of-private-relations*/view_on_students GROUP BY gender
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) p.item, ANON_COUNT(*)
+FROM professors p CROSS JOIN /*ERROR no-cross-join-of-private-relations*/students s GROUP BY p.item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) i.category, ANON_COUNT(*)
+FROM items i LEFT JOIN professors p ON /*ERROR outer-join-preserves-private-side*/i.item = p.item GROUP BY i.category
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) i.category, ANON_COUNT(*)
+FROM professors p FULL JOIN items i ON /*ERROR outer-join-preserves-private-side*/i.item = p.item GROUP BY i.category
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM (/*ERROR subquery-outputs-privacy-unit*/SELECT item, quantity FROM professors) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_SUM(q CLAMPED BETWEEN 0 AND 10)
+FROM (SELECT id, item, SUM(quantity) AS q FROM professors /*ERROR subquery-groups-by-privacy-unit*/GROUP BY item) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM professors WHERE quantity > (SELECT AVG(quantity) FROM /*ERROR expression-subquery-reads-no-private-data*/students) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM professors WHERE id IN (SELECT id FROM /*ERROR expression-subquery-reads-no-private-data*/students) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM (SELECT id, item, /*ERROR no-window-function-over-private-data*/row_number() OVER (PARTITION BY item) AS r FROM professors) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM (SELECT id, item FROM professors LIMIT /*ERROR no-limit-over-private-data*/10) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM (SELECT id, item FROM professors ORDER BY /*ERROR no-order-by-over-private-data*/item) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, /*ERROR only-anonymized-aggregates*/COUNT(*)
+FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM professors /*ERROR no-rollup-cube-grouping-sets*/GROUP BY ROLLUP(item)
+----
+SELECT * FROM /*ERROR private-data-only-through-anonymization*/professors
+----
+SELECT item FROM items WHERE item IN (SELECT item FROM /*ERROR expression-subquery-reads-no-private-data*/professors)
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) category, ANON_COUNT(*)
+FROM /*ERROR anonymization-reads-private-data*/items GROUP BY category
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM /*ERROR no-table-functions*/read_csv('/etc/passwd') GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM /*ERROR 42P01*/raw_secrets GROUP BY item
+----
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1, delta=1e-5, privacy_unit_column=/*ERROR privacy-unit-column-matches-policy*/item)
+item, COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM professors WHERE /*ERROR allowed-functions-only*/getenv('HOME') = 'x' GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM (SELECT id, item FROM professors UNION ALL /*ERROR union-all-of-private-relations-only*/SELECT 1, item FROM items) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM (/*ERROR union-all-of-private-relations-only*/SELECT id, item FROM professors UNION SELECT id, item FROM students) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM (SELECT DISTINCT item, id FROM professors) WHERE /*ERROR 42703*/nosuch > 1 GROUP BY item
+----
+SELECT /*ERROR 22023*/WITH ANONYMIZATION OPTIONS(delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=/*ERROR 22023*/0, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=/*ERROR 22023*/-1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=/*ERROR 22023*/1.5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT /*ERROR 22023*/WITH ANONYMIZATION OPTIONS(epsilon=1, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, /*ERROR 22023*/k_threshold=5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT /*ERROR 22023*/WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=/*ERROR 22023*/0) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=/*ERROR 22023*/1.5) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_SUM(quantity CLAMPED BETWEEN /*ERROR 22023*/10 AND 0) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_SUM(quantity CLAMPED BETWEEN /*ERROR 22023*/quantity AND 10) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, /*ERROR 42803*/quantity FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(DISTINCT /*ERROR 0A000*/item) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM (SELECT id, item FROM professors) AS a JOIN /*ERROR join-on-privacy-unit*/(SELECT id, item FROM students) AS b USING (item) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM (SELECT /*ERROR no-nested-anonymization*/WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) AS n FROM professors GROUP BY item) GROUP BY item
+----
+WITH p AS (/*ERROR subquery-outputs-privacy-unit*/SELECT item, quantity FROM professors)
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM p GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1, /*ERROR 22023*/colour=2) item, ANON_COUNT(*) FROM professors GROUP BY item

@@ -1,0 +1,90 @@
+// Package plan describes, as plain data, how an anonymized query runs: the per-unit stage
+// that the database executes (keys, privacy unit, per-unit partial aggregates, contribution
+// bounding and clamping), and the release stage that runs in Go (which mechanism each
+// aggregate uses, with what share of the budget, and how partitions are selected).
+//
+// internal/rewrite builds a Plan from an analyzed query; internal/sqlgen prints its stage as
+// SQL for a dialect; internal/exec runs it. A Plan knows no SQL text and no database.
+package plan
+
+import (
+	"github.com/dpsql/dpsql/dp/noise"
+	"github.com/dpsql/dpsql/internal/analyzer"
+)
+
+// Plan is an anonymized query ready to run.
+type Plan struct {
+	Query *analyzer.Query
+	// Seed makes the random choice of each unit's kappa groups (a hash of unit, keys and
+	// seed); it comes from crypto/rand for every query.
+	Seed int64
+	// Kappa is the maximum number of groups a unit contributes to.
+	Kappa int64
+	// Selection is how groups are chosen for release.
+	Selection Selection
+	// Aggregates are the released aggregates, in query order.
+	Aggregates []*Aggregate
+	// Cost is what the query charges to the budget ledger.
+	Cost Budget
+	// ConfidenceLevel, when in (0,1), asks for a confidence interval for every aggregate.
+	ConfidenceLevel float64
+}
+
+// Budget is an (epsilon, delta) amount.
+type Budget struct{ Epsilon, Delta float64 }
+
+// SelectionRule names a partition-selection mechanism.
+type SelectionRule string
+
+const (
+	LaplaceThreshold   SelectionRule = "laplace-threshold"
+	GaussianThreshold  SelectionRule = "gaussian-threshold"
+	TruncatedGeometric SelectionRule = "truncated-geometric"
+	PublicGroups       SelectionRule = "public"
+)
+
+// Selection is the partition-selection step.
+type Selection struct {
+	Rule    SelectionRule
+	Epsilon float64
+	Delta   float64
+	Kappa   int64
+	// MinUnits raises the release threshold so that groups with fewer units are (almost)
+	// never released (min_privacy_units_per_group); 0 when not asked.
+	MinUnits int64
+}
+
+// Aggregate is one released aggregate.
+type Aggregate struct {
+	Index int
+	Func  analyzer.Func
+	// Lower and Upper clamp each unit's per-group partial (or each row, for per-row
+	// functions).
+	Lower, Upper float64
+	// Epsilon and Delta are the aggregate's share of the budget.
+	Epsilon, Delta float64
+	Noise          noise.Kind
+	Kappa          int64
+	// Percentile and N parameterise Percentile and Quantiles.
+	Percentile float64
+	N          int
+	// IntegerResult says the released value is rounded to an integer (counts, and sums of
+	// integer inputs).
+	IntegerResult bool
+	// Name is the aggregate as written, for EXPLAIN.
+	Name string
+	// Encoding is how the database must sum this aggregate's clamped values exactly; the
+	// executor fills it in from the aggregate's mechanism before the SQL is generated.
+	Encoding Encoding
+}
+
+// Encoding is a fixed-point encoding: a value v is sent as the integer
+// clamp(round(v / Unit), LowerUnits, UpperUnits), so that sums are exact and do not depend on
+// the order of their terms. Square* is the same for squared values (variance).
+type Encoding struct {
+	Unit                   float64
+	LowerUnits, UpperUnits int64
+	SquareUnit             float64
+	SquareLowerUnits       int64
+	SquareUpperUnits       int64
+}

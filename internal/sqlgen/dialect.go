@@ -1,0 +1,76 @@
+package sqlgen
+
+import (
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/ast"
+)
+
+// typeNames maps GoogleSQL and common type spellings to each dialect.
+var typeNames = map[backend.Dialect]map[string]string{
+	backend.DuckDB: {
+		"INT64": "BIGINT", "FLOAT64": "DOUBLE", "STRING": "VARCHAR", "BOOL": "BOOLEAN",
+		"NUMERIC": "DECIMAL(38, 9)", "BIGNUMERIC": "DOUBLE", "BYTES": "BLOB",
+	},
+	backend.Postgres: {
+		"INT64": "BIGINT", "FLOAT64": "DOUBLE PRECISION", "DOUBLE": "DOUBLE PRECISION",
+		"STRING": "TEXT", "BOOL": "BOOLEAN", "VARCHAR": "TEXT", "FLOAT": "DOUBLE PRECISION",
+		"HUGEINT": "NUMERIC", "BYTES": "BYTEA", "BLOB": "BYTEA", "INT": "INTEGER",
+		"UBIGINT": "NUMERIC", "TINYINT": "SMALLINT", "UTINYINT": "SMALLINT", "USMALLINT": "INTEGER",
+		"UINTEGER": "BIGINT",
+	},
+}
+
+// funcNames maps function names for a dialect (lower case).
+var funcNames = map[backend.Dialect]map[string]string{
+	backend.Postgres: {
+		"ifnull": "coalesce", "lcase": "lower", "ucase": "upper", "pow": "power",
+		"char_length": "length", "character_length": "length", "instr": "strpos",
+		"datepart": "date_part", "datetrunc": "date_trunc", "len": "length",
+	},
+}
+
+// printer returns a Printer that spells trees for dialect d.
+func printer(d backend.Dialect) *ast.Printer {
+	p := &ast.Printer{}
+	p.Hook = func(p *ast.Printer, n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.TypeName:
+			if t, ok := typeNames[d][strings.ToUpper(n.Name)]; ok && len(n.Args) == 0 {
+				p.WriteString(t)
+				return true
+			}
+		case *ast.FuncCall:
+			if len(n.Name) != 1 || n.Over != nil {
+				return false
+			}
+			name := strings.ToLower(n.Name[0].Name)
+			if d == backend.Postgres && (name == "if" || name == "iff") && len(n.Args) == 3 {
+				p.WriteString("(CASE WHEN ")
+				p.Print(n.Args[0])
+				p.WriteString(" THEN ")
+				p.Print(n.Args[1])
+				p.WriteString(" ELSE ")
+				p.Print(n.Args[2])
+				p.WriteString(" END)")
+				return true
+			}
+			if to, ok := funcNames[d][name]; ok {
+				c := *n
+				c.Name = []*ast.Ident{{Name: to}}
+				p.Default(&c)
+				return true
+			}
+		}
+		return false
+	}
+	return p
+}
+
+// Print prints a node for dialect d.
+func Print(d backend.Dialect, n ast.Node) string {
+	p := printer(d)
+	p.Print(n)
+	return p.String()
+}

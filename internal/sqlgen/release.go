@@ -1,0 +1,182 @@
+package sqlgen
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+)
+
+// Probe prints a query that returns no rows but has the types of the keys and aggregate
+// arguments of q: the executor learns the result types before running the stage (and the
+// database checks names and types cheaply).
+func Probe(q *analyzer.Query, d backend.Dialect) string {
+	pr := func(n ast.Node) string { return Print(d, n) }
+	var b strings.Builder
+	if len(q.With) > 0 {
+		b.WriteString("WITH ")
+		for i, cte := range q.With {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(pr(cte))
+		}
+		b.WriteString(" ")
+	}
+	var cols []string
+	for i, k := range q.Keys {
+		cols = append(cols, fmt.Sprintf("%s AS %s", pr(k.Expr), analyzer.KeyColumn(i)))
+	}
+	for j, a := range q.Aggregates {
+		if a.Arg != nil {
+			cols = append(cols, fmt.Sprintf("%s AS _dp_v%d", pr(a.Arg), j))
+		} else {
+			cols = append(cols, fmt.Sprintf("1 AS _dp_v%d", j))
+		}
+	}
+	b.WriteString("SELECT " + strings.Join(cols, ", ") + " FROM ")
+	for i, t := range q.From {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(pr(t))
+	}
+	b.WriteString(" LIMIT 0")
+	return b.String()
+}
+
+// ReleaseTable is the released per-group data that post-processing reads.
+type ReleaseTable struct {
+	Columns []string
+	Types   []string // SQL type names of the dialect
+	Rows    [][]any
+}
+
+// Release prints the post-processing query of q over already-noised groups: the SELECT
+// list's expressions, HAVING, ORDER BY and LIMIT evaluated by the database on a VALUES
+// table. Post-processing of DP results is free; it is done in SQL so that every expression
+// means exactly what it means in the database.
+func Release(q *analyzer.Query, d backend.Dialect, t *ReleaseTable) (string, error) {
+	pr := func(n ast.Node) string { return Print(d, n) }
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i, o := range q.Outputs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(pr(o.Expr) + " AS " + ast.QuoteIdent(o.Name))
+	}
+	b.WriteString(" FROM (")
+	if len(t.Rows) == 0 {
+		var cols []string
+		for i, c := range t.Columns {
+			cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", t.Types[i], c))
+		}
+		b.WriteString("SELECT " + strings.Join(cols, ", ") + " WHERE 1 = 0) AS _dp_release")
+	} else {
+		b.WriteString("VALUES ")
+		for r, row := range t.Rows {
+			if r > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(")
+			for i, v := range row {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				lit, err := Literal(d, v, t.Types[i])
+				if err != nil {
+					return "", err
+				}
+				b.WriteString(lit)
+			}
+			b.WriteString(")")
+		}
+		b.WriteString(") AS _dp_release(" + strings.Join(t.Columns, ", ") + ")")
+	}
+	if q.Having != nil {
+		b.WriteString(" WHERE " + pr(q.Having))
+	}
+	if len(q.OrderBy) > 0 {
+		b.WriteString(" ORDER BY ")
+		for i, o := range q.OrderBy {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(pr(o))
+		}
+	}
+	if q.Limit != nil {
+		b.WriteString(" LIMIT " + pr(q.Limit))
+	}
+	if q.Offset != nil {
+		b.WriteString(" OFFSET " + pr(q.Offset))
+	}
+	return b.String(), nil
+}
+
+// Literal prints a Go value as a SQL literal of type typ.
+func Literal(d backend.Dialect, v any, typ string) (string, error) {
+	cast := func(s string) string { return fmt.Sprintf("CAST(%s AS %s)", s, typ) }
+	switch x := v.(type) {
+	case nil:
+		return cast("NULL"), nil
+	case bool:
+		if x {
+			return cast("TRUE"), nil
+		}
+		return cast("FALSE"), nil
+	case int64:
+		return cast(strconv.FormatInt(x, 10)), nil
+	case int:
+		return cast(strconv.Itoa(x)), nil
+	case int32:
+		return cast(strconv.FormatInt(int64(x), 10)), nil
+	case uint64:
+		return cast(strconv.FormatUint(x, 10)), nil
+	case *big.Int:
+		return cast(x.String()), nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			s := "NaN"
+			if math.IsInf(x, 1) {
+				s = "Infinity"
+			} else if math.IsInf(x, -1) {
+				s = "-Infinity"
+			}
+			return cast(ast.QuoteString(s)), nil
+		}
+		return cast(strconv.FormatFloat(x, 'g', -1, 64)), nil
+	case float32:
+		return Literal(d, float64(x), typ)
+	case string:
+		return cast(ast.QuoteString(x)), nil
+	case time.Time:
+		return cast(ast.QuoteString(x.Format(timeLayout(typ)))), nil
+	case []byte:
+		return "", fmt.Errorf("sqlgen: binary group keys cannot be post-processed")
+	}
+	return cast(ast.QuoteString(fmt.Sprint(v))), nil
+}
+
+// timeLayout is how a time value is written for a column of type typ.
+func timeLayout(typ string) string {
+	t := strings.ToUpper(typ)
+	switch {
+	case strings.Contains(t, "TZ") || strings.Contains(t, "TIME ZONE"):
+		return "2006-01-02 15:04:05.999999Z07:00"
+	case strings.HasPrefix(t, "TIMESTAMP") || strings.HasPrefix(t, "DATETIME"):
+		return "2006-01-02 15:04:05.999999"
+	case strings.HasPrefix(t, "DATE"):
+		return "2006-01-02"
+	case strings.HasPrefix(t, "TIME"):
+		return "15:04:05.999999"
+	}
+	return "2006-01-02 15:04:05.999999"
+}

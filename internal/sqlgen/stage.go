@@ -1,0 +1,185 @@
+package sqlgen
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/plan"
+)
+
+// Result columns of the stage query, one row per group:
+//
+//	_dp_k<i>  the group's keys
+//	_dp_n     the number of privacy units in the group (after contribution bounding)
+//	_dp_c<j>  aggregate j: how many units contributed a value
+//	_dp_s<j>  aggregate j: the exact sum of the units' encoded values
+//	_dp_q<j>  aggregate j: the exact sum of the units' encoded squares (variance)
+const (
+	UnitsColumn = "_dp_n"
+)
+
+// CountColumn, SumColumn and SquareColumn name aggregate j's stage columns.
+func CountColumn(j int) string  { return "_dp_c" + strconv.Itoa(j) }
+func SumColumn(j int) string    { return "_dp_s" + strconv.Itoa(j) }
+func SquareColumn(j int) string { return "_dp_q" + strconv.Itoa(j) }
+
+// Stage prints the query the database runs for plan p: per-unit partial aggregation per
+// group, the random choice of at most kappa groups per unit, clamping, and per-group exact
+// sums. Its rows are the only data that reach Go.
+func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
+	q := p.Query
+	pr := func(n ast.Node) string { return Print(d, n) }
+	var b strings.Builder
+	b.WriteString("WITH ")
+	for _, cte := range q.With {
+		b.WriteString(pr(cte))
+		b.WriteString(",\n")
+	}
+	nk := len(q.Keys)
+	keys := make([]string, nk)
+	for i := range keys {
+		keys[i] = analyzer.KeyColumn(i)
+	}
+	// Rows: keys, unit and argument values of the FROM, filtered.
+	b.WriteString("_dp_rows AS (\n  SELECT ")
+	var cols []string
+	for i, k := range q.Keys {
+		cols = append(cols, fmt.Sprintf("%s AS %s", pr(k.Expr), keys[i]))
+	}
+	cols = append(cols, pr(q.Unit)+" AS _dp_uid")
+	for j, a := range p.Aggregates {
+		if arg := q.Aggregates[j].Arg; arg != nil {
+			cols = append(cols, fmt.Sprintf("%s AS _dp_v%d", valueExpr(d, pr(arg)), j))
+		}
+		_ = a
+	}
+	b.WriteString(strings.Join(cols, ", "))
+	b.WriteString("\n  FROM ")
+	for i, t := range q.From {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(pr(t))
+	}
+	b.WriteString("\n  WHERE ")
+	if q.Where != nil {
+		b.WriteString("(" + pr(q.Where) + ") AND ")
+	}
+	b.WriteString("(" + pr(q.Unit) + ") IS NOT NULL\n),\n")
+
+	// Per unit and group: one row with each aggregate's partial.
+	b.WriteString("_dp_per_unit AS (\n  SELECT ")
+	cols = append(append([]string(nil), keys...), "_dp_uid")
+	for j, a := range p.Aggregates {
+		v := fmt.Sprintf("_dp_v%d", j)
+		switch a.Func {
+		case analyzer.CountUnits:
+		case analyzer.CountRows:
+			cols = append(cols, fmt.Sprintf("COUNT(*) AS _dp_p%d", j))
+		case analyzer.CountValues:
+			cols = append(cols, fmt.Sprintf("COUNT(%s) AS _dp_p%d", v, j))
+		case analyzer.Sum:
+			cols = append(cols, fmt.Sprintf("SUM(%s) AS _dp_p%d", v, j))
+		case analyzer.Avg:
+			cols = append(cols, fmt.Sprintf("AVG(%s) AS _dp_p%d", v, j))
+		case analyzer.VarPop, analyzer.StddevPop:
+			c := clampExpr(v, a.Lower, a.Upper)
+			cols = append(cols, fmt.Sprintf("AVG(%s) AS _dp_p%d", c, j))
+			cols = append(cols, fmt.Sprintf("AVG((%s) * (%s)) AS _dp_r%d", c, c, j))
+		default:
+			return "", fmt.Errorf("sqlgen: %s is not supported in the SQL stage yet", a.Func)
+		}
+	}
+	b.WriteString(strings.Join(cols, ", "))
+	b.WriteString("\n  FROM _dp_rows\n  GROUP BY ")
+	b.WriteString(strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", "))
+	b.WriteString("\n),\n")
+
+	// Contribution bounding: at most kappa groups per unit, chosen at random.
+	b.WriteString("_dp_bounded AS (\n")
+	b.WriteString(boundContributions(d, keys, p.Kappa, p.Seed))
+	b.WriteString("\n)\n")
+
+	// Per group: the unit count and exact sums of encoded, clamped partials.
+	b.WriteString("SELECT ")
+	cols = append(append([]string(nil), keys...), "COUNT(*) AS "+UnitsColumn)
+	for j, a := range p.Aggregates {
+		pj := fmt.Sprintf("_dp_p%d", j)
+		e := a.Encoding
+		switch a.Func {
+		case analyzer.CountUnits:
+		case analyzer.CountRows, analyzer.CountValues:
+			cols = append(cols, fmt.Sprintf("CAST(SUM(%s) AS BIGINT) AS %s", clampExpr(pj, a.Lower, a.Upper), SumColumn(j)))
+		case analyzer.Sum, analyzer.Avg:
+			cols = append(cols, fmt.Sprintf("COUNT(%s) AS %s", pj, CountColumn(j)))
+			cols = append(cols, fmt.Sprintf("%s AS %s", exactSum(d, pj, e.Unit, e.LowerUnits, e.UpperUnits), SumColumn(j)))
+		case analyzer.VarPop, analyzer.StddevPop:
+			rj := fmt.Sprintf("_dp_r%d", j)
+			cols = append(cols, fmt.Sprintf("COUNT(%s) AS %s", pj, CountColumn(j)))
+			cols = append(cols, fmt.Sprintf("%s AS %s", exactSum(d, pj, e.Unit, e.LowerUnits, e.UpperUnits), SumColumn(j)))
+			cols = append(cols, fmt.Sprintf("%s AS %s", exactSum(d, rj, e.SquareUnit, e.SquareLowerUnits, e.SquareUpperUnits), SquareColumn(j)))
+		}
+	}
+	b.WriteString(strings.Join(cols, ", "))
+	b.WriteString("\nFROM _dp_bounded")
+	if nk > 0 {
+		b.WriteString("\nGROUP BY " + strings.Join(keys, ", "))
+	}
+	return b.String(), nil
+}
+
+// valueExpr converts an aggregate argument to a double with NaN as NULL: NaN is not a value
+// (it is skipped, as in ZetaSQL) and must not reach clamping.
+func valueExpr(d backend.Dialect, x string) string {
+	t := "DOUBLE"
+	if d == backend.Postgres {
+		t = "DOUBLE PRECISION"
+	}
+	return fmt.Sprintf("NULLIF(CAST(%s AS %s), CAST('NaN' AS %s))", x, t, t)
+}
+
+func clampExpr(x string, lo, hi float64) string {
+	return fmt.Sprintf("LEAST(GREATEST(%s, %s), %s)", x, num(lo), num(hi))
+}
+
+// exactSum sums the fixed-point encodings of x: each value is rounded to a multiple of unit
+// and clamped to [lo, hi] units in integer arithmetic, so the sum is exact and its terms are
+// within the bounds the sensitivity was computed from, whatever the rounding mode.
+func exactSum(d backend.Dialect, x string, unit float64, lo, hi int64) string {
+	big := "HUGEINT"
+	if d == backend.Postgres {
+		big = "NUMERIC"
+	}
+	return fmt.Sprintf("SUM(CAST(LEAST(GREATEST(CAST(ROUND(%s / %s) AS BIGINT), %d), %d) AS %s))",
+		x, num(unit), lo, hi, big)
+}
+
+func num(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	if strings.HasPrefix(s, "-") {
+		return "(" + s + ")"
+	}
+	return s
+}
+
+// boundContributions keeps at most kappa rows of _dp_per_unit per unit, chosen uniformly at
+// random: each (unit, group) row gets a pseudo-random priority hash(unit, keys, seed) and the
+// kappa smallest priorities of each unit are kept. The seed is fresh for every query.
+func boundContributions(d backend.Dialect, keys []string, kappa, seed int64) string {
+	hashArgs := strings.Join(append([]string{"_dp_uid"}, keys...), ", ")
+	switch d {
+	case backend.Postgres:
+		return fmt.Sprintf("  SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY _dp_uid ORDER BY hashtextextended(CAST(ROW(%s) AS TEXT), %d)) AS _dp_rank FROM _dp_per_unit) _dp_ranked WHERE _dp_rank <= %d",
+			hashArgs, seed, kappa)
+	default:
+		return fmt.Sprintf("  SELECT * FROM _dp_per_unit\n  QUALIFY row_number() OVER (PARTITION BY _dp_uid ORDER BY hash(%s, %d)) <= %d",
+			hashArgs, seed, kappa)
+	}
+}

@@ -1,23 +1,13 @@
 package dpsql
 
-// Column describes one output column.
-type Column struct {
-	Name string
-	// Type is the SQL type name of the values (BIGINT, DOUBLE, VARCHAR, BOOLEAN, DATE, ...).
-	Type string
-}
+import "github.com/dpsql/dpsql/internal/engine"
 
-// Result is what one statement produced. Statements that return no rows have a Tag only.
-type Result struct {
-	// Statement is the text of the statement this result is for.
-	Statement string
-	Columns   []Column
-	// Rows hold Go values: nil (NULL), int64, float64, string, bool, time.Time, []any, or
-	// *big.Int for integers beyond int64.
-	Rows [][]any
-	// Tag is a short completion word, like psql's: "SELECT 3", "CREATE VIEW", "SET BUDGET".
-	Tag string
-	// Notices are extra lines for the user: what a query charged and what remains, that the
-	// budget limit is lifted, and the like. A command prints them on stderr.
-	Notices []string
-}
+// Column describes one output column: its name and SQL type name (BIGINT, DOUBLE, VARCHAR,
+// BOOLEAN, DATE, ...).
+type Column = engine.Column
+
+// Result is what one statement produced: Columns and Rows for statements that return rows
+// (values are nil for NULL, int64, float64, string, bool, time.Time, []any, or *big.Int for
+// integers beyond int64), a completion Tag ("SELECT 3", "CREATE VIEW", "SET BUDGET"), and
+// Notices for the user (what a query charged and what remains).
+type Result = engine.Result

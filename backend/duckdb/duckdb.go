@@ -161,6 +161,20 @@ func (d *DB) Mode() backend.Mode { return d.mode }
 // Close closes the database.
 func (d *DB) Close() error { return d.db.Close() }
 
+// BecomeAnalyst locks an owner's database down to analyst mode, for good: the owner can set
+// up an in-memory database (or a file) and then hand it to an analyst in the same process.
+// It applies the same lockdown as Open in analyst mode, with the files the views need.
+func (d *DB) BecomeAnalyst(ctx context.Context) error {
+	if d.mode == backend.Analyst {
+		return nil
+	}
+	if err := d.setup(ctx, Options{Mode: backend.Analyst}); err != nil {
+		return err
+	}
+	d.mode = backend.Analyst
+	return nil
+}
+
 // ErrNotSingleSelect is wrapped by the error of an analyst-mode Query or Exec whose text is
 // not exactly one SELECT statement.
 var ErrNotSingleSelect = errors.New("analyst connections run exactly one SELECT statement")

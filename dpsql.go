@@ -1,0 +1,71 @@
+package dpsql
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/backend/postgres"
+	"github.com/dpsql/dpsql/internal/engine"
+	"github.com/dpsql/dpsql/internal/exec"
+	"github.com/dpsql/dpsql/internal/parser"
+)
+
+// DB is an open dpsql database. It runs one statement at a time.
+type DB struct {
+	e *engine.Engine
+}
+
+// Open opens the database cfg names, as its owner or as an analyst. Releases always use the
+// secure mechanisms of dp/: there is no way to turn noise off.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	mode := backend.Analyst
+	if cfg.Owner {
+		mode = backend.Owner
+	}
+	var b backend.Backend
+	var err error
+	switch {
+	case strings.HasPrefix(cfg.Database, "postgres://") || strings.HasPrefix(cfg.Database, "postgresql://"):
+		b, err = postgres.Open(ctx, cfg.Database, postgres.Options{Mode: mode, StatementTimeout: cfg.StatementTimeout})
+	default:
+		path := cfg.Database
+		if path == ":memory:" {
+			path = ""
+		}
+		b, err = duckdb.Open(ctx, path, duckdb.Options{Mode: mode})
+	}
+	if err != nil {
+		return nil, err
+	}
+	e, err := engine.New(ctx, engine.Options{
+		Backend:          b,
+		Mechanisms:       exec.Secure{},
+		Owner:            cfg.Owner,
+		ConfidenceLevel:  cfg.ConfidenceLevel,
+		StatementTimeout: cfg.StatementTimeout,
+	})
+	if err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	return &DB{e: e}, nil
+}
+
+// Exec runs the statements of script in order. It stops at the first error, returning the
+// results of the statements before it and the error (a *sqlerr.Error whose position is
+// relative to script).
+func (db *DB) Exec(ctx context.Context, script string) ([]*Result, error) {
+	return db.e.Exec(ctx, script)
+}
+
+// BecomeAnalyst drops the owner's rights for the rest of the session.
+func (db *DB) BecomeAnalyst(ctx context.Context) error { return db.e.BecomeAnalyst(ctx) }
+
+// Close closes the database.
+func (db *DB) Close() error { return db.e.Close() }
+
+// Complete reports whether src ends a statement: it ends with ';' outside strings and
+// comments. Interactive prompts use it to know when to run what was typed.
+func Complete(src string) bool { return parser.Complete(src) }

@@ -1,0 +1,287 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/exec"
+	"github.com/dpsql/dpsql/internal/parser"
+	"github.com/dpsql/dpsql/internal/rewrite"
+	"github.com/dpsql/dpsql/internal/sqlgen"
+	"github.com/dpsql/dpsql/internal/store"
+	"github.com/dpsql/dpsql/ledger"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// Options configures an Engine.
+type Options struct {
+	// Backend is the open database. Required.
+	Backend backend.Backend
+	// Mechanisms release the groups. Required: exec.Secure{} in production.
+	Mechanisms exec.Mechanisms
+	// Owner runs statements with the data owner's rights.
+	Owner bool
+	// ConfidenceLevel, in (0,1), adds confidence intervals to every released aggregate.
+	ConfidenceLevel float64
+	// StatementTimeout bounds each statement (0: none).
+	StatementTimeout time.Duration
+}
+
+// Engine runs statements on one database. It is not safe for concurrent use.
+type Engine struct {
+	o      Options
+	b      backend.Backend
+	cat    *catalog.Catalog
+	ledger *ledger.Ledger
+}
+
+// New opens an engine on o.Backend: the owner's engine creates dpsql's schema if needed; an
+// analyst's needs it to exist.
+func New(ctx context.Context, o Options) (*Engine, error) {
+	if o.Backend == nil || o.Mechanisms == nil {
+		return nil, errors.New("engine: Backend and Mechanisms are required")
+	}
+	if o.ConfidenceLevel != 0 && !(o.ConfidenceLevel > 0 && o.ConfidenceLevel < 1) {
+		return nil, fmt.Errorf("engine: the confidence level must be in (0, 1), got %g", o.ConfidenceLevel)
+	}
+	e := &Engine{o: o, b: o.Backend, ledger: ledger.New(store.NewLedgerStore(o.Backend))}
+	if o.Owner {
+		if err := store.Init(ctx, o.Backend); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.reload(ctx); err != nil {
+		if errors.Is(err, store.ErrNotInitialized) && !o.Owner {
+			return nil, sqlerr.New(sqlerr.Pos{}, sqlerr.ObjectNotInPrerequisite,
+				"this database has no dpsql privacy policy yet").
+				WithHint("the data owner must first open it with --owner, declare private relations and set a budget")
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Engine) reload(ctx context.Context) error {
+	cat, err := store.LoadCatalog(ctx, e.b)
+	if err != nil {
+		return err
+	}
+	e.cat = cat
+	return nil
+}
+
+// BecomeAnalyst drops the owner's rights for the rest of the session (the database is
+// locked down as for an analyst), so that an owner's setup script and an analyst's queries
+// can share one in-memory database.
+func (e *Engine) BecomeAnalyst(ctx context.Context) error {
+	if !e.o.Owner {
+		return nil
+	}
+	sw, ok := e.b.(interface{ BecomeAnalyst(context.Context) error })
+	if !ok {
+		return fmt.Errorf("engine: the %s backend cannot drop the owner's rights", e.b.Dialect())
+	}
+	if err := sw.BecomeAnalyst(ctx); err != nil {
+		return err
+	}
+	e.o.Owner = false
+	return e.reload(ctx)
+}
+
+// Close closes the backend.
+func (e *Engine) Close() error { return e.b.Close() }
+
+// Exec runs the statements of script in order. It stops at the first error and returns the
+// results before it with the error; error positions are relative to script.
+func (e *Engine) Exec(ctx context.Context, script string) ([]*Result, error) {
+	parse := parser.Parse
+	if e.o.Owner {
+		parse = parser.Lenient
+	}
+	stmts, err := parse(script)
+	if err != nil {
+		return nil, err
+	}
+	var results []*Result
+	for _, st := range stmts {
+		text := stmtText(script, st)
+		sctx, cancel := ctx, context.CancelFunc(func() {})
+		if e.o.StatementTimeout > 0 {
+			sctx, cancel = context.WithTimeout(ctx, e.o.StatementTimeout)
+		}
+		res, err := e.stmt(sctx, st, text)
+		cancel()
+		if err != nil {
+			return results, e.dbError(ctx, err, st)
+		}
+		res.Statement = text
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+func stmtText(script string, st ast.Stmt) string {
+	sp := st.Span()
+	if sp.Start.Offset >= 0 && sp.End.Offset <= len(script) && sp.Start.Offset <= sp.End.Offset {
+		return strings.TrimSpace(script[sp.Start.Offset:sp.End.Offset])
+	}
+	return ""
+}
+
+// dbError gives errors from the database a position (the statement's) and a code.
+func (e *Engine) dbError(ctx context.Context, err error, st ast.Stmt) error {
+	if _, ok := sqlerr.As(err); ok {
+		return err
+	}
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return &sqlerr.Error{Code: sqlerr.QueryCanceled, Pos: st.Span().Start, Msg: "canceling statement due to user request", Cause: err}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &sqlerr.Error{Code: sqlerr.QueryCanceled, Pos: st.Span().Start, Msg: "canceling statement due to statement timeout", Cause: err}
+	}
+	return &sqlerr.Error{Code: sqlerr.DataException, Pos: st.Span().Start, Msg: err.Error(), Cause: err}
+}
+
+func (e *Engine) stmt(ctx context.Context, st ast.Stmt, text string) (*Result, error) {
+	switch s := st.(type) {
+	case *ast.QueryStmt:
+		return e.query(ctx, s.Query, text, false)
+	case *ast.ExplainStmt:
+		return e.query(ctx, s.Query, text, true)
+	case *ast.CreateStmt:
+		return e.create(ctx, s)
+	case *ast.AlterOptionsStmt:
+		return e.alter(ctx, s)
+	case *ast.SetBudgetStmt:
+		return e.setBudget(ctx, s)
+	case *ast.ShowStmt:
+		return e.show(ctx, s)
+	case *ast.RawStmt:
+		return e.raw(ctx, s)
+	}
+	return nil, fmt.Errorf("engine: unexpected statement %T", st)
+}
+
+func isAnonymized(q *ast.Query) bool {
+	s, ok := q.Body.(*ast.Select)
+	return ok && s.Anon != nil
+}
+
+func (e *Engine) query(ctx context.Context, q *ast.Query, text string, explain bool) (*Result, error) {
+	if e.o.Owner && !isAnonymized(q) {
+		// The owner reads anything, in the database's own dialect.
+		if explain {
+			return e.rawQuery(ctx, "EXPLAIN "+sqlgen.Print(e.b.Dialect(), q))
+		}
+		return e.rawQuery(ctx, text)
+	}
+	an, err := analyzer.Analyze(q, e.cat)
+	if err != nil {
+		return nil, err
+	}
+	switch a := an.(type) {
+	case *analyzer.PublicQuery:
+		sql := sqlgen.Print(e.b.Dialect(), a.Query)
+		if explain {
+			return &Result{Columns: []Column{{Name: "QUERY PLAN", Type: "VARCHAR"}},
+				Rows: [][]any{{"query over public relations, run as written; spends no budget"}, {sql}}, Tag: "EXPLAIN"}, nil
+		}
+		return e.rawQuery(ctx, sql)
+	case *analyzer.Query:
+		return e.anonymized(ctx, a, text, explain)
+	}
+	return nil, fmt.Errorf("engine: unexpected analysis %T", an)
+}
+
+func (e *Engine) rawQuery(ctx context.Context, sql string) (*Result, error) {
+	rows, err := e.b.Query(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	return rowsResult(rows.Columns, rows.Types, rows.Values), nil
+}
+
+func rowsResult(cols, types []string, values [][]any) *Result {
+	r := &Result{Rows: values, Tag: "SELECT " + strconv.Itoa(len(values))}
+	for i, c := range cols {
+		t := ""
+		if i < len(types) {
+			t = types[i]
+		}
+		r.Columns = append(r.Columns, Column{Name: c, Type: t})
+	}
+	return r
+}
+
+func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string, explain bool) (*Result, error) {
+	if q.Options.ConfidenceLevel == 0 {
+		q.Options.ConfidenceLevel = e.o.ConfidenceLevel
+	}
+	p, err := rewrite.Rewrite(q)
+	if err != nil {
+		return nil, err
+	}
+	prep, err := exec.Prepare(p, e.o.Mechanisms, e.b.Dialect())
+	if err != nil {
+		return nil, sqlerr.New(q.Options.Pos, sqlerr.InvalidParameterValue, "%v", err)
+	}
+	cost := ledger.Budget{Epsilon: p.Cost.Epsilon, Delta: p.Cost.Delta}
+	if explain {
+		return explainResult(prep, cost), nil
+	}
+	spend, err := e.ledger.Prepare(cost, text)
+	if err != nil {
+		return nil, err
+	}
+	res, err := prep.Run(ctx, e.b)
+	if err != nil {
+		return nil, err
+	}
+	// Nothing is shown before the charge is durably recorded.
+	st, err := spend.Commit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := rowsResult(res.Columns, res.Types, res.Rows)
+	out.Notices = append(out.Notices, chargeNotice(cost, st))
+	return out, nil
+}
+
+func chargeNotice(cost ledger.Budget, st ledger.Status) string {
+	if st.Unlimited {
+		return fmt.Sprintf("charged %s; the budget limit is lifted (spent so far: %s)", cost, st.Spent)
+	}
+	return fmt.Sprintf("charged %s; remaining %s", cost, st.Remaining())
+}
+
+func explainResult(prep *exec.Prepared, cost ledger.Budget) *Result {
+	p := prep.Plan
+	var lines []string
+	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
+	add("Anonymized aggregation (%d group keys, %d aggregates), kappa = %d", len(p.Query.Keys), len(p.Aggregates), p.Kappa)
+	add("Budget charged when run: %s", cost)
+	add("Partition selection (%s): epsilon = %g, delta = %g", p.Selection.Rule, p.Selection.Epsilon, p.Selection.Delta)
+	for _, a := range p.Aggregates {
+		add("Aggregate %s: %s noise, epsilon = %g, delta = %g, bounds [%g, %g]", a.Name, a.Noise, a.Epsilon, a.Delta, a.Lower, a.Upper)
+	}
+	for _, d := range prep.Release.Describe() {
+		add("  %s", d)
+	}
+	add("Stage SQL (runs in the database; one row per group comes back):")
+	for _, l := range strings.Split(prep.StageSQL, "\n") {
+		add("  %s", l)
+	}
+	r := &Result{Columns: []Column{{Name: "QUERY PLAN", Type: "VARCHAR"}}, Tag: "EXPLAIN"}
+	for _, l := range lines {
+		r.Rows = append(r.Rows, []any{l})
+	}
+	return r
+}

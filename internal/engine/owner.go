@@ -1,0 +1,263 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/store"
+	"github.com/dpsql/dpsql/ledger"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+func (e *Engine) needOwner(n ast.Node, what string) error {
+	if e.o.Owner {
+		return nil
+	}
+	return sqlerr.New(n.Span().Start, sqlerr.InsufficientPrivilege, "only the data owner can run %s", what).
+		WithHint("analysts run anonymized queries (SELECT WITH ANONYMIZATION ...), queries over public relations, EXPLAIN and SHOW; the owner opens the database with --owner")
+}
+
+// policy is what a statement's OPTIONS say about a relation.
+type policy struct {
+	set     bool
+	private string // privacy unit column
+	public  bool
+	unset   bool
+}
+
+func parsePolicy(opts []*ast.Option) (policy, error) {
+	var p policy
+	for _, o := range opts {
+		switch strings.ToLower(o.Name.Name) {
+		case "anonymization_userid_column", "privacy_unit_column":
+			switch v := o.Value.(type) {
+			case *ast.Literal:
+				if v.Kind == ast.NullLit {
+					p.set, p.unset = true, true
+					continue
+				}
+				if v.Kind == ast.StringLit && v.Text != "" {
+					p.set, p.private = true, v.Text
+					continue
+				}
+			case *ast.ColumnRef:
+				p.set, p.private = true, v.Parts[len(v.Parts)-1].Name
+				continue
+			}
+			return p, sqlerr.New(o.Value.Span().Start, sqlerr.InvalidParameterValue,
+				"%s must name a column, like %s='id'", o.Name.Name, o.Name.Name)
+		case "public":
+			v, ok := o.Value.(*ast.Literal)
+			if !ok || v.Kind != ast.BoolLit {
+				return p, sqlerr.New(o.Value.Span().Start, sqlerr.InvalidParameterValue, "public must be TRUE or FALSE")
+			}
+			p.set = true
+			if v.Text == "TRUE" {
+				p.public = true
+			} else {
+				p.unset = true
+			}
+		default:
+			return p, sqlerr.New(o.Span().Start, sqlerr.InvalidParameterValue, "unknown relation option %s", o.Name.Name).
+				WithHint("use anonymization_userid_column='column' for a private relation or public=TRUE for a public one")
+		}
+	}
+	if p.private != "" && p.public {
+		return p, sqlerr.New(opts[0].Span().Start, sqlerr.InvalidParameterValue,
+			"a relation cannot be both private (anonymization_userid_column) and public")
+	}
+	return p, nil
+}
+
+func (p policy) apply(ctx context.Context, q backend.Querier, name string) error {
+	switch {
+	case p.private != "":
+		return store.SetPrivate(ctx, q, name, p.private)
+	case p.public:
+		return store.SetPublic(ctx, q, name)
+	case p.unset:
+		return store.Unset(ctx, q, name)
+	}
+	return nil
+}
+
+func (e *Engine) create(ctx context.Context, s *ast.CreateStmt) (*Result, error) {
+	if err := e.needOwner(s, "CREATE "+s.Kind); err != nil {
+		return nil, err
+	}
+	pol, err := parsePolicy(s.Options)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("CREATE ")
+	if s.OrReplace {
+		b.WriteString("OR REPLACE ")
+	}
+	if s.Temp {
+		b.WriteString("TEMPORARY ")
+	}
+	name := identPath(s.Name)
+	fmt.Fprintf(&b, "%s %s AS %s", s.Kind, quotedPath(s.Name), s.Body)
+	err = e.b.Tx(ctx, func(q backend.Querier) error {
+		if err := q.Exec(ctx, b.String()); err != nil {
+			return err
+		}
+		return pol.apply(ctx, q, name)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.reload(ctx); err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "CREATE " + s.Kind}, nil
+}
+
+func (e *Engine) alter(ctx context.Context, s *ast.AlterOptionsStmt) (*Result, error) {
+	if err := e.needOwner(s, "ALTER "+s.Kind); err != nil {
+		return nil, err
+	}
+	pol, err := parsePolicy(s.Options)
+	if err != nil {
+		return nil, err
+	}
+	if !pol.set {
+		return nil, sqlerr.New(s.Span().Start, sqlerr.InvalidParameterValue, "SET OPTIONS needs an option")
+	}
+	if err := e.b.Tx(ctx, func(q backend.Querier) error { return pol.apply(ctx, q, identPath(s.Name)) }); err != nil {
+		return nil, err
+	}
+	if err := e.reload(ctx); err != nil {
+		return nil, err
+	}
+	return &Result{Tag: "ALTER " + s.Kind}, nil
+}
+
+func identPath(ids []*ast.Ident) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = id.Name
+	}
+	return strings.Join(parts, ".")
+}
+
+func quotedPath(ids []*ast.Ident) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = ast.Format(id)
+	}
+	return strings.Join(parts, ".")
+}
+
+func (e *Engine) setBudget(ctx context.Context, s *ast.SetBudgetStmt) (*Result, error) {
+	if err := e.needOwner(s, "SET BUDGET"); err != nil {
+		return nil, err
+	}
+	var total ledger.Budget
+	seenEps := false
+	for _, o := range s.Options {
+		v, err := constFloat(o.Value)
+		if err != nil {
+			return nil, sqlerr.New(o.Value.Span().Start, sqlerr.InvalidParameterValue, "%s must be a number", o.Name.Name)
+		}
+		switch strings.ToLower(o.Name.Name) {
+		case "epsilon":
+			total.Epsilon, seenEps = v, true
+		case "delta":
+			total.Delta = v
+		default:
+			return nil, sqlerr.New(o.Span().Start, sqlerr.InvalidParameterValue, "unknown budget option %s", o.Name.Name).
+				WithHint("SET BUDGET OPTIONS(epsilon=..., delta=...)")
+		}
+	}
+	if !s.Unlimited && !seenEps {
+		return nil, sqlerr.New(s.Span().Start, sqlerr.InvalidParameterValue, "SET BUDGET needs epsilon").
+			WithHint("SET BUDGET OPTIONS(epsilon=10, delta=1e-5), or SET BUDGET UNLIMITED for non-private test data")
+	}
+	if err := e.ledger.SetTotal(ctx, total, s.Unlimited); err != nil {
+		if se, ok := sqlerr.As(err); ok && !se.Pos.IsValid() {
+			se.Pos = s.Span().Start
+		}
+		return nil, err
+	}
+	r := &Result{Tag: "SET BUDGET"}
+	if s.Unlimited {
+		r.Notices = []string{"the privacy budget limit is lifted: queries are recorded but never refused; do this only for non-private test data"}
+	}
+	return r, nil
+}
+
+func constFloat(x ast.Expr) (float64, error) {
+	var v float64
+	switch n := x.(type) {
+	case *ast.Literal:
+		if n.Kind == ast.IntLit || n.Kind == ast.FloatLit {
+			_, err := fmt.Sscan(n.Text, &v)
+			return v, err
+		}
+	case *ast.Unary:
+		if n.Op == "-" {
+			v, err := constFloat(n.X)
+			return -v, err
+		}
+	}
+	return 0, fmt.Errorf("not a number")
+}
+
+func (e *Engine) show(ctx context.Context, s *ast.ShowStmt) (*Result, error) {
+	switch s.What {
+	case "BUDGET":
+		st, err := e.ledger.Status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r := &Result{Tag: "SHOW", Columns: []Column{{"setting", "VARCHAR"}, {"epsilon", "DOUBLE"}, {"delta", "DOUBLE"}}}
+		if !st.Set {
+			r.Notices = []string{"no budget is set: " + ledger.NoBudgetHint}
+		}
+		if st.Unlimited {
+			r.Notices = append(r.Notices, "the budget limit is lifted (non-private test data)")
+		}
+		rem := st.Remaining()
+		r.Rows = [][]any{{"total", st.Total.Epsilon, st.Total.Delta}, {"spent", st.Spent.Epsilon, st.Spent.Delta}, {"remaining", rem.Epsilon, rem.Delta}}
+		return r, nil
+	case "TABLES", "POLICY":
+		r := &Result{Tag: "SHOW", Columns: []Column{{"name", "VARCHAR"}, {"kind", "VARCHAR"}, {"privacy_unit", "VARCHAR"}, {"columns", "VARCHAR"}}}
+		for _, rel := range e.cat.Relations() {
+			var cols []string
+			for _, c := range rel.Columns {
+				cols = append(cols, c.Name+" "+c.Type)
+			}
+			var unit any
+			if rel.PrivacyUnit != "" {
+				unit = rel.PrivacyUnit
+			}
+			r.Rows = append(r.Rows, []any{rel.Name, rel.Kind.String(), unit, strings.Join(cols, ", ")})
+		}
+		return r, nil
+	}
+	return nil, sqlerr.New(s.Span().Start, sqlerr.SyntaxError, "SHOW %s is not supported", s.What).WithHint("SHOW BUDGET or SHOW TABLES")
+}
+
+func (e *Engine) raw(ctx context.Context, s *ast.RawStmt) (*Result, error) {
+	if err := e.needOwner(s, s.Keyword+" statements"); err != nil {
+		return nil, err
+	}
+	rows, err := e.b.Query(ctx, s.Text)
+	if err != nil {
+		return nil, err
+	}
+	if s.Keyword != "SELECT" && s.Keyword != "WITH" {
+		if err := e.reload(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if len(rows.Columns) == 0 {
+		return &Result{Tag: s.Keyword}, nil
+	}
+	return rowsResult(rows.Columns, rows.Types, rows.Values), nil
+}

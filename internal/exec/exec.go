@@ -1,0 +1,270 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/plan"
+	"github.com/dpsql/dpsql/internal/sqlgen"
+)
+
+// Result is a released table, not yet shown: the engine charges the ledger first.
+type Result struct {
+	Columns []string
+	Types   []string
+	Rows    [][]any
+	// StageSQL is the SQL the database ran, for EXPLAIN ANALYZE and debugging.
+	StageSQL string
+	// Groups and Released count the groups seen and released.
+	Groups, Released int
+}
+
+// Prepared is a plan with its mechanisms, ready to run or explain.
+type Prepared struct {
+	Plan     *plan.Plan
+	Release  Release
+	StageSQL string
+	dialect  backend.Dialect
+}
+
+// Prepare builds the mechanisms and the stage SQL of a plan.
+func Prepare(p *plan.Plan, m Mechanisms, d backend.Dialect) (*Prepared, error) {
+	rel, err := m.Prepare(p)
+	if err != nil {
+		return nil, err
+	}
+	sql, err := sqlgen.Stage(p, d)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{Plan: p, Release: rel, StageSQL: sql, dialect: d}, nil
+}
+
+// Run executes a prepared plan on b: the stage SQL, selection and noise per group, and the
+// post-processing query. Nothing is charged here.
+func (pr *Prepared) Run(ctx context.Context, b backend.Backend) (*Result, error) {
+	q := pr.Plan.Query
+	probe, err := b.Query(ctx, sqlgen.Probe(q, pr.dialect))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := b.Query(ctx, pr.StageSQL)
+	if err != nil {
+		return nil, err
+	}
+	col := map[string]int{}
+	for i, c := range rows.Columns {
+		col[strings.ToLower(c)] = i
+	}
+	nk := len(q.Keys)
+	// The release table: keys, then each aggregate's value (and interval).
+	table := &sqlgen.ReleaseTable{}
+	for i := 0; i < nk; i++ {
+		table.Columns = append(table.Columns, analyzer.KeyColumn(i))
+		table.Types = append(table.Types, probe.Types[i])
+	}
+	level := pr.Plan.ConfidenceLevel
+	for j, a := range pr.Plan.Aggregates {
+		t := "DOUBLE"
+		if pr.dialect == backend.Postgres {
+			t = "DOUBLE PRECISION"
+		}
+		if a.Func == analyzer.CountRows || a.Func == analyzer.CountValues || a.Func == analyzer.CountUnits {
+			t = "BIGINT"
+		} else if a.Func == analyzer.Sum && isIntegerType(probe.Types[nk+j]) {
+			a.IntegerResult = true
+			t = "BIGINT"
+		}
+		table.Columns = append(table.Columns, analyzer.AggColumn(j))
+		table.Types = append(table.Types, t)
+		if level > 0 {
+			table.Columns = append(table.Columns, analyzer.AggColumn(j)+"_lo", analyzer.AggColumn(j)+"_hi")
+			table.Types = append(table.Types, t, t)
+		}
+	}
+	res := &Result{StageSQL: pr.StageSQL, Groups: len(rows.Values)}
+	for _, row := range rows.Values {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, err := toInt64(row[col[sqlgen.UnitsColumn]])
+		if err != nil {
+			return nil, fmt.Errorf("exec: unit count: %w", err)
+		}
+		keep, err := pr.Release.Keep(n)
+		if err != nil {
+			return nil, err
+		}
+		if !keep {
+			continue
+		}
+		out := append([]any(nil), row[:nk]...)
+		for j := range pr.Plan.Aggregates {
+			s, err := summary(row, col, j, n)
+			if err != nil {
+				return nil, err
+			}
+			v, err := pr.Release.Value(j, s)
+			if err != nil {
+				return nil, err
+			}
+			if pr.Plan.Aggregates[j].IntegerResult {
+				v = roundValue(v)
+			}
+			out = append(out, v.V)
+			if level > 0 {
+				out = append(out, v.Lo, v.Hi)
+			}
+		}
+		table.Rows = append(table.Rows, out)
+	}
+	res.Released = len(table.Rows)
+	if direct(q) && level == 0 {
+		res.Columns = outputNames(q)
+		res.Types = table.Types
+		res.Rows = reorder(q, table.Rows)
+		return res, nil
+	}
+	sql, err := sqlgen.Release(withIntervals(q, level), pr.dialect, table)
+	if err != nil {
+		return nil, err
+	}
+	post, err := b.Query(ctx, sql)
+	if err != nil {
+		return nil, fmt.Errorf("post-processing the released values: %w", err)
+	}
+	res.Columns, res.Types, res.Rows = post.Columns, post.Types, post.Values
+	return res, nil
+}
+
+// direct reports whether the outputs are exactly keys and aggregates with nothing to
+// post-process.
+func direct(q *analyzer.Query) bool {
+	if q.Having != nil || len(q.OrderBy) > 0 || q.Limit != nil || q.Offset != nil {
+		return false
+	}
+	for _, o := range q.Outputs {
+		if o.Key < 0 && o.Agg < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func outputNames(q *analyzer.Query) []string {
+	var names []string
+	for _, o := range q.Outputs {
+		names = append(names, o.Name)
+	}
+	return names
+}
+
+func reorder(q *analyzer.Query, rows [][]any) [][]any {
+	nk := len(q.Keys)
+	out := make([][]any, len(rows))
+	for i, r := range rows {
+		o := make([]any, len(q.Outputs))
+		for k, c := range q.Outputs {
+			if c.Key >= 0 {
+				o[k] = r[c.Key]
+			} else {
+				o[k] = r[nk+c.Agg]
+			}
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// withIntervals adds, after each output that is exactly an aggregate, two outputs with the
+// bounds of its confidence interval.
+func withIntervals(q *analyzer.Query, level float64) *analyzer.Query {
+	if level == 0 {
+		return q
+	}
+	c := *q
+	c.Outputs = nil
+	for _, o := range q.Outputs {
+		c.Outputs = append(c.Outputs, o)
+		if o.Agg >= 0 {
+			for _, suffix := range []string{"_lo", "_hi"} {
+				ref := analyzer.ColumnRefNamed(analyzer.AggColumn(o.Agg) + suffix)
+				c.Outputs = append(c.Outputs, &analyzer.Output{Name: o.Name + suffix, Expr: ref, Key: -1, Agg: -1})
+			}
+		}
+	}
+	return &c
+}
+
+func summary(row []any, col map[string]int, j int, units int64) (Summary, error) {
+	s := Summary{Units: units}
+	var err error
+	if i, ok := col[sqlgen.CountColumn(j)]; ok {
+		if s.Count, err = toInt64(row[i]); err != nil {
+			return s, err
+		}
+	}
+	if i, ok := col[sqlgen.SumColumn(j)]; ok {
+		if s.Sum, err = toBig(row[i]); err != nil {
+			return s, err
+		}
+	}
+	if i, ok := col[sqlgen.SquareColumn(j)]; ok {
+		if s.Square, err = toBig(row[i]); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+func toInt64(v any) (int64, error) {
+	switch x := v.(type) {
+	case nil:
+		return 0, nil
+	case int64:
+		return x, nil
+	case *big.Int:
+		if x.IsInt64() {
+			return x.Int64(), nil
+		}
+	case float64:
+		return int64(x), nil
+	}
+	return 0, fmt.Errorf("unexpected integer value %v (%T)", v, v)
+}
+
+func toBig(v any) (*big.Int, error) {
+	switch x := v.(type) {
+	case nil:
+		return new(big.Int), nil
+	case int64:
+		return big.NewInt(x), nil
+	case *big.Int:
+		return x, nil
+	case float64:
+		b, acc := new(big.Float).SetFloat64(x).Int(nil)
+		if acc != big.Exact {
+			return nil, fmt.Errorf("inexact sum %v", x)
+		}
+		return b, nil
+	case string:
+		b, ok := new(big.Int).SetString(x, 10)
+		if ok {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("unexpected sum value %v (%T)", v, v)
+}
+
+func isIntegerType(t string) bool {
+	switch strings.ToUpper(t) {
+	case "TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+		"UINTEGER", "UBIGINT", "INT2", "INT4", "INT8", "INT64":
+		return true
+	}
+	return false
+}

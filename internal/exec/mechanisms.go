@@ -1,0 +1,44 @@
+package exec
+
+import (
+	"math/big"
+
+	"github.com/dpsql/dpsql/internal/plan"
+)
+
+// Mechanisms makes the release machinery of one query.
+type Mechanisms interface {
+	// Prepare validates the plan's parameters, fills in each aggregate's Encoding (which the
+	// SQL needs), and returns what releases this query's groups.
+	Prepare(p *plan.Plan) (Release, error)
+}
+
+// Release decides and noises one query's groups. Each call spends nothing by itself: the
+// engine charges the query's whole cost to the ledger before anything is shown.
+type Release interface {
+	// Keep reports whether a group of n privacy units is released.
+	Keep(n int64) (bool, error)
+	// Value releases aggregate j of one group from its exact summary.
+	Value(j int, s Summary) (Value, error)
+	// Describe explains, for EXPLAIN, the selection rule and each aggregate's mechanism.
+	Describe() []string
+}
+
+// Summary is aggregate j's exact state for one group, as the stage SQL computed it.
+type Summary struct {
+	// Units is the group's number of privacy units (after contribution bounding).
+	Units int64
+	// Count is how many units contributed a value (COUNT of the per-unit partials).
+	Count int64
+	// Sum is the exact sum of encoded values (clamped counts for counts).
+	Sum *big.Int
+	// Square is the exact sum of encoded squares (variance).
+	Square *big.Int
+}
+
+// Value is a released value and, when a confidence level was asked for, its interval.
+type Value struct {
+	V      any // int64 or float64
+	Lo, Hi any
+	HasCI  bool
+}

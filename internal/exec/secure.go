@@ -1,0 +1,308 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/dpsql/dpsql/dp/agg"
+	"github.com/dpsql/dpsql/dp/selection"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/plan"
+)
+
+// Secure is the production Mechanisms: dp/agg accumulators and dp/selection rules, with
+// noise from crypto/rand.
+type Secure struct{}
+
+var _ Mechanisms = Secure{}
+
+// Prepare builds one prototype accumulator per aggregate (each group's is a Fresh copy) and
+// the selection rule.
+func (Secure) Prepare(p *plan.Plan) (Release, error) {
+	sel, err := NewSelection(p.Selection)
+	if err != nil {
+		return nil, err
+	}
+	r := &secureRelease{sel: sel, level: p.ConfidenceLevel}
+	for _, a := range p.Aggregates {
+		proto, err := newAccumulator(a)
+		if err != nil {
+			return nil, err
+		}
+		a.Encoding = proto.encoding()
+		r.protos = append(r.protos, proto)
+		r.aggs = append(r.aggs, a)
+	}
+	return r, nil
+}
+
+// NewSelection makes the dp/selection rule of a plan.
+func NewSelection(s plan.Selection) (selection.Strategy, error) {
+	if s.MinUnits > 0 {
+		return nil, fmt.Errorf("min_privacy_units_per_group is not supported yet")
+	}
+	params := selection.Params{Epsilon: s.Epsilon, Delta: s.Delta, L0: s.Kappa}
+	switch s.Rule {
+	case plan.PublicGroups:
+		return selection.Public(), nil
+	case plan.GaussianThreshold:
+		return selection.NewGaussianThreshold(params)
+	case plan.TruncatedGeometric:
+		return selection.NewTruncatedGeometric(params)
+	default:
+		return selection.NewLaplaceThreshold(params)
+	}
+}
+
+type secureRelease struct {
+	sel    selection.Strategy
+	level  float64
+	protos []accumulator
+	aggs   []*plan.Aggregate
+}
+
+func (r *secureRelease) Keep(n int64) (bool, error) { return r.sel.Keep(n) }
+
+func (r *secureRelease) Value(j int, s Summary) (Value, error) {
+	return r.protos[j].release(s, r.level)
+}
+
+func (r *secureRelease) Describe() []string {
+	lines := []string{"partition selection: " + r.sel.Describe()}
+	for j, p := range r.protos {
+		lines = append(lines, fmt.Sprintf("%s: %s", r.aggs[j].Name, p.describe()))
+	}
+	return lines
+}
+
+// accumulator adapts one dp/agg accumulator type to the executor.
+type accumulator interface {
+	encoding() plan.Encoding
+	release(s Summary, level float64) (Value, error)
+	describe() string
+}
+
+func newAccumulator(a *plan.Aggregate) (accumulator, error) {
+	switch a.Func {
+	case analyzer.CountUnits, analyzer.CountRows, analyzer.CountValues:
+		c, err := agg.NewCount(agg.CountOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
+			MaxContributionsPerPartition: int64(a.Upper), NoiseKind: a.Noise})
+		if err != nil {
+			return nil, err
+		}
+		return &countAcc{proto: c, units: a.Func == analyzer.CountUnits}, nil
+	case analyzer.Sum:
+		s, err := agg.NewBoundedSum(agg.SumOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
+			Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
+		if err != nil {
+			return nil, err
+		}
+		return &sumAcc{proto: s, integer: a.IntegerResult}, nil
+	case analyzer.Avg:
+		m, err := agg.NewBoundedMean(agg.MeanOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
+			Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
+		if err != nil {
+			return nil, err
+		}
+		return &meanAcc{proto: m}, nil
+	case analyzer.VarPop, analyzer.StddevPop:
+		v, err := agg.NewBoundedVariance(agg.VarianceOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
+			Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
+		if err != nil {
+			return nil, err
+		}
+		return &varAcc{proto: v, stddev: a.Func == analyzer.StddevPop}, nil
+	}
+	return nil, fmt.Errorf("exec: %s is not supported yet", a.Func)
+}
+
+// Encoding computes the fixed-point encoding dp/agg uses for an aggregate, without building
+// its noise (for EXPLAIN and for noiseless tests, which must send the same SQL).
+func Encoding(a *plan.Aggregate) (plan.Encoding, error) {
+	acc, err := newAccumulator(a)
+	if err != nil {
+		return plan.Encoding{}, err
+	}
+	return acc.encoding(), nil
+}
+
+func sumEncoding(unit, lo, hi float64) plan.Encoding {
+	return plan.Encoding{Unit: unit, LowerUnits: int64(math.Round(lo / unit)), UpperUnits: int64(math.Round(hi / unit))}
+}
+
+func summaryBig(x *big.Int) *big.Int {
+	if x == nil {
+		return new(big.Int)
+	}
+	return x
+}
+
+type countAcc struct {
+	proto *agg.Count
+	units bool
+}
+
+func (c *countAcc) encoding() plan.Encoding { return plan.Encoding{Unit: 1} }
+
+func (c *countAcc) release(s Summary, level float64) (Value, error) {
+	acc := c.proto.Fresh()
+	n := s.Units
+	if !c.units {
+		if s.Sum == nil || !s.Sum.IsInt64() {
+			return Value{}, fmt.Errorf("exec: count summary out of range")
+		}
+		n = s.Sum.Int64()
+	}
+	if err := acc.Merge(agg.CountSummary{Count: n}); err != nil {
+		return Value{}, err
+	}
+	if level > 0 {
+		v, lo, hi, err := acc.ResultWithCI(level)
+		return Value{V: v, Lo: lo, Hi: hi, HasCI: true}, err
+	}
+	v, err := acc.Result()
+	return Value{V: v}, err
+}
+
+func (c *countAcc) describe() string {
+	return fmt.Sprintf("count, sensitivity %g per group", c.proto.Sensitivity())
+}
+
+type sumAcc struct {
+	proto   *agg.BoundedSum
+	integer bool
+}
+
+func (s *sumAcc) encoding() plan.Encoding {
+	lo, hi := s.proto.RoundedBounds()
+	return sumEncoding(s.proto.Unit(), lo, hi)
+}
+
+func (s *sumAcc) release(sm Summary, level float64) (Value, error) {
+	acc := s.proto.Fresh()
+	if err := acc.Merge(agg.SumSummary{Count: sm.Count, Units: summaryBig(sm.Sum)}); err != nil {
+		return Value{}, err
+	}
+	var out Value
+	if level > 0 {
+		v, lo, hi, err := acc.ResultWithCI(level)
+		if err != nil {
+			return Value{}, err
+		}
+		out = Value{V: v, Lo: lo, Hi: hi, HasCI: true}
+	} else {
+		v, err := acc.Result()
+		if err != nil {
+			return Value{}, err
+		}
+		out = Value{V: v}
+	}
+	if s.integer {
+		out = roundValue(out)
+	}
+	return out, nil
+}
+
+func (s *sumAcc) describe() string {
+	lo, hi := s.proto.RoundedBounds()
+	return fmt.Sprintf("bounded sum over [%g, %g], sensitivity %g per group", lo, hi, s.proto.Sensitivity())
+}
+
+func roundValue(v Value) Value {
+	r := func(x any) any {
+		if f, ok := x.(float64); ok && !math.IsNaN(f) && math.Abs(f) < 9e18 {
+			return int64(math.Round(f))
+		}
+		return x
+	}
+	v.V = r(v.V)
+	if v.HasCI {
+		v.Lo, v.Hi = r(v.Lo), r(v.Hi)
+	}
+	return v
+}
+
+type meanAcc struct{ proto *agg.BoundedMean }
+
+func (m *meanAcc) encoding() plan.Encoding {
+	lo, hi := m.proto.RoundedBounds()
+	return sumEncoding(m.proto.Unit(), lo, hi)
+}
+
+func (m *meanAcc) release(s Summary, level float64) (Value, error) {
+	acc := m.proto.Fresh()
+	if err := acc.Merge(agg.MeanSummary{Count: s.Count, Units: summaryBig(s.Sum)}); err != nil {
+		return Value{}, err
+	}
+	if level > 0 {
+		v, lo, hi, err := acc.ResultWithCI(level)
+		return Value{V: v, Lo: lo, Hi: hi, HasCI: true}, err
+	}
+	v, err := acc.Result()
+	return Value{V: v}, err
+}
+
+func (m *meanAcc) describe() string {
+	lo, hi := m.proto.RoundedBounds()
+	c, s := m.proto.Sensitivities()
+	return fmt.Sprintf("bounded mean over [%g, %g]: noisy normalised sum (sensitivity %g) / noisy count (sensitivity %g), budget split equally", lo, hi, s, c)
+}
+
+type varAcc struct {
+	proto  *agg.BoundedVariance
+	stddev bool
+}
+
+func (v *varAcc) encoding() plan.Encoding {
+	lo, hi := v.proto.RoundedBounds()
+	e := sumEncoding(v.proto.Unit(), lo, hi)
+	e.SquareUnit = e.Unit * e.Unit
+	l, h := e.LowerUnits, e.UpperUnits
+	e.SquareUpperUnits = max(l*l, h*h)
+	switch {
+	case l > 0:
+		e.SquareLowerUnits = l * l
+	case h < 0:
+		e.SquareLowerUnits = h * h
+	}
+	return e
+}
+
+func (v *varAcc) release(s Summary, level float64) (Value, error) {
+	acc := v.proto.Fresh()
+	if err := acc.Merge(agg.VarianceSummary{Count: s.Count, Units: summaryBig(s.Sum), SquareUnits: summaryBig(s.Square)}); err != nil {
+		return Value{}, err
+	}
+	var out Value
+	if level > 0 {
+		x, lo, hi, err := acc.ResultWithCI(level)
+		if err != nil {
+			return Value{}, err
+		}
+		out = Value{V: x, Lo: lo, Hi: hi, HasCI: true}
+	} else {
+		x, err := acc.Result()
+		if err != nil {
+			return Value{}, err
+		}
+		out = Value{V: x}
+	}
+	if v.stddev {
+		sq := func(x any) any { return math.Sqrt(math.Max(0, x.(float64))) }
+		out.V = sq(out.V)
+		if out.HasCI {
+			out.Lo, out.Hi = sq(out.Lo), sq(out.Hi)
+		}
+	}
+	return out, nil
+}
+
+func (v *varAcc) describe() string {
+	lo, hi := v.proto.RoundedBounds()
+	name := "variance"
+	if v.stddev {
+		name = "standard deviation (square root of the variance)"
+	}
+	return fmt.Sprintf("bounded %s over [%g, %g], values clamped per row, each unit's rows weighted 1; budget split in three (count, sum, sum of squares)", name, lo, hi)
+}

@@ -1,0 +1,148 @@
+// Package rewrite turns an analyzed anonymized query into a plan.Plan: it decides the
+// mechanisms (noise kind, partition-selection rule), splits the query's (epsilon, delta)
+// among them the way ZetaSQL does, fixes the contribution bounds, and draws the sampling seed.
+//
+// Each step is a named pass over the plan; the plan is checked after the last one.
+package rewrite
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/dpsql/dpsql/dp/noise"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/plan"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// pass is one named rewrite step.
+type pass struct {
+	name string
+	run  func(*plan.Plan) error
+}
+
+// Rewrite builds the plan of an analyzed anonymized query.
+func Rewrite(q *analyzer.Query) (*plan.Plan, error) {
+	p := &plan.Plan{Query: q, Kappa: q.Options.Kappa, ConfidenceLevel: q.Options.ConfidenceLevel}
+	for _, ps := range []pass{
+		{"aggregates", aggregates},
+		{"mechanisms", mechanisms},
+		{"budget-split", budgetSplit},
+		{"seed", seed},
+		{"check", check},
+	} {
+		if err := ps.run(p); err != nil {
+			if _, ok := sqlerr.As(err); ok {
+				return nil, err
+			}
+			return nil, fmt.Errorf("rewrite pass %s: %w", ps.name, err)
+		}
+	}
+	return p, nil
+}
+
+// aggregates copies the analyzed aggregates into the plan and fixes their bounds.
+func aggregates(p *plan.Plan) error {
+	q := p.Query
+	if q.Options.MaxRowsContributed > 0 {
+		return sqlerr.New(q.Options.Pos, sqlerr.FeatureNotSupported,
+			"max_rows_contributed is not supported yet").WithHint("bound contributions with kappa (max_groups_contributed)")
+	}
+	for i, a := range q.Aggregates {
+		pa := &plan.Aggregate{Index: i, Func: a.Func, Kappa: p.Kappa, Percentile: a.Percentile, N: a.N,
+			Name: ast.Format(a.Call)}
+		switch a.Func {
+		case analyzer.CountUnits:
+			pa.Lower, pa.Upper, pa.IntegerResult = 0, 1, true
+		case analyzer.CountRows, analyzer.CountValues:
+			pa.IntegerResult = true
+			if !a.HasBounds {
+				// ZetaSQL estimates count bounds with DP; we bound each unit's count by 1 when
+				// no bounds are given: counting rows becomes counting units with rows, which
+				// is exact for one row per unit and costs no extra budget.
+				pa.Lower, pa.Upper = 0, 1
+			} else {
+				pa.Lower, pa.Upper = math.Max(0, a.Lower), math.Floor(a.Upper)
+				if pa.Upper < 1 {
+					return sqlerr.New(a.Call.Span().Start, sqlerr.InvalidParameterValue,
+						"the upper bound of a count must be at least 1")
+				}
+			}
+		default:
+			if !a.HasBounds {
+				return sqlerr.New(a.Call.Span().Start, sqlerr.InvalidParameterValue,
+					"%s needs clamping bounds", ast.Format(&ast.Ident{Name: a.Func.String()})).
+					WithHint("add CLAMPED BETWEEN lower AND upper (bounds from public knowledge, e.g. 0 AND 120 for ages), or contribution_bounds_per_group => (lower, upper)")
+			}
+			if a.Lower == a.Upper {
+				return sqlerr.New(a.Call.Span().Start, sqlerr.InvalidParameterValue,
+					"the clamping bounds are equal: the result would be the constant %g", a.Lower).
+					WithHint("choose lower < upper")
+			}
+			pa.Lower, pa.Upper = a.Lower, a.Upper
+		}
+		p.Aggregates = append(p.Aggregates, pa)
+	}
+	return nil
+}
+
+// mechanisms chooses the noise and the selection rule. The ZetaSQL defaults are Laplace
+// noise and Laplace thresholding on a noisy count of units.
+func mechanisms(p *plan.Plan) error {
+	o := p.Query.Options
+	kind := noise.Laplace
+	if o.Noise == "gaussian" {
+		kind = noise.Gaussian
+	}
+	for _, a := range p.Aggregates {
+		a.Noise = kind
+	}
+	p.Selection = plan.Selection{Kappa: p.Kappa, MinUnits: o.MinPrivacyUnitsPerGroup}
+	switch {
+	case o.PublicGroups:
+		p.Selection.Rule = plan.PublicGroups
+	case o.Selection == "gaussian" || o.Selection == "gaussian_threshold":
+		p.Selection.Rule = plan.GaussianThreshold
+	case o.Selection == "optimal" || o.Selection == "truncated_geometric":
+		p.Selection.Rule = plan.TruncatedGeometric
+	default:
+		p.Selection.Rule = plan.LaplaceThreshold
+	}
+	if o.PublicGroups {
+		return sqlerr.New(o.Pos, sqlerr.FeatureNotSupported,
+			"group_selection_strategy=PUBLIC_GROUPS is not supported yet").
+			WithHint("omit it: groups are then selected with a noisy threshold")
+	}
+	return nil
+}
+
+// seed draws the sampling seed from crypto/rand.
+func seed(p *plan.Plan) error {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("reading randomness: %w", err)
+	}
+	p.Seed = int64(binary.LittleEndian.Uint64(b[:]) >> 1)
+	return nil
+}
+
+// check verifies the plan's invariants.
+func check(p *plan.Plan) error {
+	if p.Kappa < 1 {
+		return fmt.Errorf("kappa %d < 1", p.Kappa)
+	}
+	total := p.Selection.Epsilon
+	for _, a := range p.Aggregates {
+		if !(a.Epsilon > 0) || a.Lower > a.Upper {
+			return fmt.Errorf("aggregate %d: epsilon %g, bounds [%g, %g]", a.Index, a.Epsilon, a.Lower, a.Upper)
+		}
+		total += a.Epsilon
+	}
+	if total > p.Cost.Epsilon*(1+1e-9) {
+		return fmt.Errorf("the parts spend epsilon %g, more than the query's %g", total, p.Cost.Epsilon)
+	}
+	return nil
+}

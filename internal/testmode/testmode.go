@@ -1,0 +1,100 @@
+// Package testmode holds the noiseless mechanisms that the engine's conformance tests use to
+// check exact results: the SQL path (per-unit aggregation, contribution bounding, clamping,
+// exact sums, post-processing) is the production one; only the release step differs.
+//
+// Production code must never import this package: a test in the repository root checks that
+// neither the dpsql command nor the public API depends on it.
+package testmode
+
+import (
+	"math"
+	"math/big"
+
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/exec"
+	"github.com/dpsql/dpsql/internal/plan"
+)
+
+// Noiseless releases exact values. A group is released when the production selection rule
+// would release it with probability at least one half (for Laplace thresholding: when its
+// unit count reaches the threshold tau), so results are deterministic.
+type Noiseless struct{}
+
+var _ exec.Mechanisms = Noiseless{}
+
+// Prepare fills in the same encodings as production, so the stage SQL is identical.
+func (Noiseless) Prepare(p *plan.Plan) (exec.Release, error) {
+	sel, err := exec.NewSelection(p.Selection)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range p.Aggregates {
+		enc, err := exec.Encoding(a)
+		if err != nil {
+			return nil, err
+		}
+		a.Encoding = enc
+	}
+	return &release{p: p, keep: func(n int64) bool { return sel.ProbabilityOfKeep(n) >= 0.5 }}, nil
+}
+
+type release struct {
+	p    *plan.Plan
+	keep func(int64) bool
+}
+
+func (r *release) Keep(n int64) (bool, error) { return r.keep(n), nil }
+
+func (r *release) Describe() []string { return []string{"noiseless test mode: exact values"} }
+
+func (r *release) Value(j int, s exec.Summary) (exec.Value, error) {
+	a := r.p.Aggregates[j]
+	e := a.Encoding
+	v := exact(a, e, s)
+	out := exec.Value{V: v}
+	if r.p.ConfidenceLevel > 0 {
+		out.Lo, out.Hi, out.HasCI = v, v, true
+	}
+	return out, nil
+}
+
+func exact(a *plan.Aggregate, e plan.Encoding, s exec.Summary) any {
+	toF := func(x *big.Int, unit float64) float64 {
+		if x == nil {
+			return 0
+		}
+		f, _ := new(big.Float).Mul(new(big.Float).SetInt(x), big.NewFloat(unit)).Float64()
+		return f
+	}
+	lo, hi := float64(e.LowerUnits)*e.Unit, float64(e.UpperUnits)*e.Unit
+	switch a.Func {
+	case analyzer.CountUnits:
+		return s.Units
+	case analyzer.CountRows, analyzer.CountValues:
+		if s.Sum == nil {
+			return int64(0)
+		}
+		return s.Sum.Int64()
+	case analyzer.Sum:
+		return toF(s.Sum, e.Unit)
+	case analyzer.Avg:
+		if s.Count == 0 {
+			return (lo + hi) / 2
+		}
+		return math.Min(hi, math.Max(lo, toF(s.Sum, e.Unit)/float64(s.Count)))
+	case analyzer.VarPop, analyzer.StddevPop:
+		d := (hi - lo) / 2
+		v := d * d / 2
+		if s.Count > 0 {
+			c := float64(s.Count)
+			m := toF(s.Sum, e.Unit) / c
+			v = toF(s.Square, e.SquareUnit)/c - m*m
+		}
+		v = math.Min(d*d, math.Max(0, v))
+		if a.Func == analyzer.StddevPop {
+			return math.Sqrt(v)
+		}
+		return v
+	}
+	return nil
+}

@@ -134,8 +134,15 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
+	removeStale()
 	root, err := os.MkdirTemp("", "dpsql-pg-")
 	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	// The owner file lets a later Start remove this directory if this process dies without
+	// calling Stop (the server itself stops through the parent-death signal).
+	if err := os.WriteFile(filepath.Join(root, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(root)
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	c := &Cluster{
@@ -170,6 +177,30 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// ownerFile, in a cluster's directory, holds the pid of the process that started it.
+const ownerFile = "owner.pid"
+
+// removeStale removes the directories of clusters whose starting process has died without
+// calling Stop (killed, or timed out), once none of their server processes is left. A
+// directory without an owner file is one being set up, or not ours: it is left alone.
+func removeStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "dpsql-pg-*")) // valid pattern
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // alive (or not ours to judge)
+		}
+		if pids, err := (&Cluster{name: filepath.Base(d)}).Processes(); err != nil || len(pids) > 0 {
+			continue // its server is still shutting down
+		}
+		_ = os.RemoveAll(d) // best effort: a leftover is only disk space
+	}
 }
 
 // serverCredential says whom the server runs as: nil (the current user) unless we are root,

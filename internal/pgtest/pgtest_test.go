@@ -220,6 +220,11 @@ func TestServerDiesWithTestProcess(t *testing.T) {
 		}
 		t.Fatalf("server processes left 30s after the test process died: %v %v", pids, err)
 	}
+	// The next Start removes the dead process's directory.
+	removeStale()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("removeStale left %s (%v)", dir, err)
+	}
 }
 
 func TestHelperHoldServer(t *testing.T) {

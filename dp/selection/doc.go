@@ -1,17 +1,32 @@
-// Package selection decides which partitions (GROUP BY keys) a differentially private query
-// may release. A partition whose existence depends on one privacy unit would reveal that
-// unit, so each rule releases a partition with a probability that grows with its number of
-// units and is small (at most delta/kappa) for a partition of one unit.
+// Package selection decides which partitions (GROUP BY keys) a
+// differentially private query may release.
 //
-// Rules: Laplace thresholding (a noisy unit count against tau, Theorem 12 of Wilson et al.;
-// k_threshold is the same rule with tau given), Gaussian thresholding, optimal
-// truncated-geometric selection (Desfontaines, Voss, Gipson, Mandayam 2022), and public
-// partitions (release all given keys, spend nothing).
+// A key whose presence depends on one privacy unit reveals that unit, so
+// each key is released only if a randomised rule says so, from the exact
+// number n of distinct privacy units in the partition:
 //
-// Each rule computes its threshold from the mechanism that produces its noise (its actual
-// scale, after rounding to the noise grid), never from a separately hand-coded formula, so
-// thresholds and noise cannot drift apart. Randomness comes from crypto/rand.
+//   - LaplaceThreshold: keep if n + Laplace noise (scale kappa/epsilon) is at
+//     least tau = 1 - (kappa/epsilon) ln(2 - 2 (1-delta)^(1/kappa)) (Theorem
+//     12 of the thesis in /work/shared/reference; Wilson et al. 2019);
+//     NewLaplaceKThreshold takes ZetaSQL's k_threshold instead of delta.
+//   - GaussianThreshold: keep if n + Gaussian noise is at least a threshold;
+//     half of delta calibrates the noise, half the threshold.
+//   - TruncatedGeometric: keep with probability pi_n, the optimal rule of
+//     Desfontaines, Voss, Gipson and Mandayam (2022); no noise is added.
+//   - Public: the keys are public (declared by the data owner); keep all of
+//     them and spend nothing.
 //
-// Guarantee: with at most L0 partitions per unit, Keep over all partitions is
-// (epsilon, delta)-DP for the Cost it reports. Timing side channels are out of scope.
+// # Guarantee
+//
+// With at most kappa partitions per privacy unit, the set of released keys
+// is (epsilon, delta)-DP: a partition that only one unit populates is kept
+// with probability at most 1 - (1-delta)^(1/kappa), so all of that unit's
+// partitions together with probability at most delta. Noise is sampled
+// exactly on a power-of-two grid from crypto/rand (see dp/noise) and compared
+// with the threshold on the grid in integer arithmetic; every threshold is
+// checked against the exact tail of the noise actually used and raised if
+// rounding would have let a lone unit through more often.
+//
+// Out of scope: timing side channels, and the noisy values released for
+// kept partitions, which are separate mechanisms with their own budget.
 package selection

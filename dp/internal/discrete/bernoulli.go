@@ -1,6 +1,7 @@
 package discrete
 
 import (
+	"math"
 	"math/big"
 	"math/bits"
 
@@ -113,4 +114,33 @@ func toU128(x *big.Int) u128 {
 	lo.And(x, new(big.Int).SetUint64(^uint64(0)))
 	hi.Rsh(x, 64)
 	return u128{hi.Uint64(), lo.Uint64()}
+}
+
+// BernoulliFloat returns true with probability exactly p (clamped to
+// [0, 1]). A float64 p is a dyadic rational, so comparing a uniform real,
+// generated bit by bit, with p's binary digits is exact; it uses two random
+// bits on average.
+func BernoulliFloat(src *securerand.Source, p float64) bool {
+	if !(p > 0) {
+		return false
+	}
+	if p >= 1 {
+		return true
+	}
+	frac, exp := math.Frexp(p) // p = frac * 2^exp, frac in [0.5, 1), exp <= 0
+	// p's binary expansion: -exp zeros, then the 53 bits of the mantissa.
+	for i := 0; i < -exp; i++ {
+		if src.Bit() {
+			return false // U has a 1 where p has a 0: U > p
+		}
+	}
+	mant := uint64(math.Ldexp(frac, 53))
+	for i := 52; i >= 0; i-- {
+		digit := mant>>uint(i)&1 == 1
+		if src.Bit() != digit {
+			return digit
+		}
+	}
+	// U and p agree on every digit of p; the rest of U is >= 0 = rest of p.
+	return false
 }

@@ -92,6 +92,26 @@ func (d Gaussian) TailAtLeast(k int64) float64 {
 	return tail / total
 }
 
+// TailAtLeastUpper returns an upper bound on P(Y >= k) that is rigorous for
+// every sigma: the exact sum for small sigma, and otherwise
+// (f(k) + integral_k^inf f) / Z with f the unnormalised density, which bounds
+// the sum because f decreases past 0, and Z >= sigma sqrt(2 pi) (Poisson
+// summation). It returns 1 for k <= 0. Thresholds that protect privacy use
+// this bound.
+func (d Gaussian) TailAtLeastUpper(k int64) float64 {
+	if k <= 0 {
+		return 1
+	}
+	sigma := d.Sigma.Float()
+	if sigma <= exactSumLimit {
+		return d.TailAtLeast(k) * (1 + 1e-12)
+	}
+	z := float64(k) / sigma
+	return phi(z)/sigma + normalTail(z)
+}
+
+func phi(z float64) float64 { return math.Exp(-z*z/2) / math.Sqrt(2*math.Pi) }
+
 // TwoSidedWidth returns the smallest m >= 0 with P(|Y| > m) <= alpha, plus
 // one step of slack against rounding.
 func (d Gaussian) TwoSidedWidth(alpha float64) int64 {

@@ -1,0 +1,190 @@
+package selection
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/dpsql/dpsql/dp/internal/discrete"
+	"github.com/dpsql/dpsql/dp/internal/securerand"
+)
+
+// LaplaceThreshold keeps a partition when its unit count plus Laplace noise
+// of scale kappa/epsilon reaches tau (Theorem 12).
+type LaplaceThreshold struct {
+	p    Params
+	tau  float64 // the threshold in units, from Theorem 12 or k_threshold
+	b    float64 // the noise scale actually used, in units
+	grid discrete.Grid
+	dist discrete.Laplace
+	k    int64 // the threshold on the grid: keep iff n/g + Y >= k
+	rnd  locked
+}
+
+var _ Strategy = (*LaplaceThreshold)(nil)
+
+// LaplaceTau returns tau = 1 - (kappa/eps) ln(2 - 2 (1-delta)^(1/kappa)).
+func LaplaceTau(eps, delta float64, kappa int64) float64 {
+	return 1 - float64(kappa)/eps*math.Log(2*perPartitionDelta(delta, kappa))
+}
+
+// DeltaToKThreshold returns the k_threshold (tau) that Laplace thresholding
+// uses for (eps, delta, kappa).
+func DeltaToKThreshold(eps, delta float64, kappa int64) (float64, error) {
+	if err := (Params{Epsilon: eps, Delta: delta, L0: kappa}).Validate(); err != nil {
+		return 0, err
+	}
+	return LaplaceTau(eps, delta, kappa), nil
+}
+
+// KThresholdToDelta solves the Theorem 12 formula for delta:
+// delta = 1 - (1 - e^(-(k-1) eps/kappa) / 2)^kappa. It fails if k is so low
+// that no delta below 1 gives it (k <= 1 - kappa ln(2)/eps).
+func KThresholdToDelta(eps, k float64, kappa int64) (float64, error) {
+	if err := checkEpsilon(eps); err != nil {
+		return 0, err
+	}
+	if err := checkL0(kappa); err != nil {
+		return 0, err
+	}
+	if math.IsNaN(k) || math.IsInf(k, 0) {
+		return 0, paramErr("k_threshold is %v; it must be a finite number", k)
+	}
+	dp := 0.5 * math.Exp(-(k-1)*eps/float64(kappa)) // per-partition delta
+	if !(dp < 1) {
+		return 0, paramErr("k_threshold %v is too low for epsilon=%v, kappa=%d: every partition would be kept; it must exceed %v",
+			k, eps, kappa, 1-float64(kappa)*math.Ln2/eps)
+	}
+	delta := -math.Expm1(float64(kappa) * math.Log1p(-dp))
+	if !(delta > 0) {
+		return 0, paramErr("k_threshold %v is so high for epsilon=%v, kappa=%d that delta underflows to 0", k, eps, kappa)
+	}
+	return delta, nil
+}
+
+// NewLaplaceThreshold returns Laplace thresholding for the parameters.
+func NewLaplaceThreshold(p Params) (*LaplaceThreshold, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return newLaplaceThreshold(p, LaplaceTau(p.Epsilon, p.Delta, p.L0), securerand.New())
+}
+
+// NewLaplaceKThreshold returns Laplace thresholding with ZetaSQL's
+// k_threshold given instead of delta; the delta it spends is
+// KThresholdToDelta(eps, k, l0).
+func NewLaplaceKThreshold(eps float64, k float64, l0 int64) (*LaplaceThreshold, error) {
+	delta, err := KThresholdToDelta(eps, k, l0)
+	if err != nil {
+		return nil, err
+	}
+	return newLaplaceThreshold(Params{Epsilon: eps, Delta: delta, L0: l0}, k, securerand.New())
+}
+
+func newLaplaceThreshold(p Params, tau float64, src *securerand.Source) (*LaplaceThreshold, error) {
+	b := float64(p.L0) / p.Epsilon
+	grid, err := discrete.GridFor(b)
+	if err != nil {
+		return nil, paramErr("epsilon=%v, kappa=%d: %v", p.Epsilon, p.L0, err)
+	}
+	// A unit moves each of its counts by 1, at most ceil(1/g) grid steps.
+	c := math.Nextafter(float64(p.L0)*grid.Steps(1), math.Inf(1))
+	scale, err := discrete.RoundUp(math.Nextafter(c/p.Epsilon, math.Inf(1)))
+	if err != nil {
+		return nil, paramErr("epsilon=%v, kappa=%d: %v", p.Epsilon, p.L0, err)
+	}
+	dist := discrete.Laplace{Scale: scale}
+	one := grid.Steps(1) // a count of 1 on the grid (exact: 1/g or 1)
+	k, err := laplaceGridThreshold(tau, grid, dist, one, perPartitionDelta(p.Delta, p.L0))
+	if err != nil {
+		return nil, err
+	}
+	return &LaplaceThreshold{
+		p: p, tau: tau, grid: grid, dist: dist, k: k,
+		b:   math.Ldexp(scale.Float(), grid.Exp),
+		rnd: locked{src: src},
+	}, nil
+}
+
+// laplaceGridThreshold returns the threshold in grid steps: ceil(tau/g),
+// raised if needed so that a count of one passes with probability at most
+// dp under the exact discrete noise.
+func laplaceGridThreshold(tau float64, grid discrete.Grid, dist discrete.Laplace, one, dp float64) (int64, error) {
+	t := dist.Scale.Float() // scale in steps
+	p := dist.P()
+	// Smallest m with P(Y >= m) <= dp, plus one step against rounding.
+	var m float64
+	if dp*(1+p) < 1 {
+		m = math.Ceil(t*math.Log(1/(dp*(1+p)))) + 1
+	} else {
+		m = math.Ceil(1-t*math.Log(1/((1-dp)*(1+p)))) + 1
+	}
+	k := math.Max(math.Ceil(math.Ldexp(tau, -grid.Exp)), one+m)
+	if math.IsNaN(k) || math.Abs(k) >= 1<<62 {
+		return 0, paramErr("the threshold %v is out of range for the noise grid", tau)
+	}
+	return int64(k), nil
+}
+
+// gap returns k - n*one as an int64 when it fits (ok), else false.
+func gapSteps(k int64, n int64, grid discrete.Grid) (int64, bool) {
+	var ng int64
+	if grid.Exp <= 0 {
+		shift := uint(-grid.Exp)
+		if n != 0 && (shift >= 62 || n > (1<<62)>>shift) {
+			return 0, false
+		}
+		ng = n << shift
+	} else {
+		ng = grid.RoundInt(n)
+	}
+	return k - ng, true // |k| < 2^62 and 0 <= ng <= 2^62
+}
+
+func (s *LaplaceThreshold) Keep(n int64) (bool, error) {
+	if err := checkCount(n); err != nil {
+		return false, err
+	}
+	var y int64
+	s.rnd.do(func(src *securerand.Source) { y = s.dist.Sample(src) })
+	if gap, ok := gapSteps(s.k, n, s.grid); ok {
+		return y >= gap, nil
+	}
+	// Huge counts: compare n/g + y >= k exactly in big integers.
+	ng := new(big.Int).Lsh(big.NewInt(n), uint(-s.grid.Exp))
+	ng.Add(ng, big.NewInt(y))
+	return ng.Cmp(big.NewInt(s.k)) >= 0, nil
+}
+
+func (s *LaplaceThreshold) ProbabilityOfKeep(n int64) float64 {
+	if n < 0 {
+		return 0
+	}
+	gap, ok := gapSteps(s.k, n, s.grid)
+	if !ok {
+		return 1 // beyond 2^62 grid steps above the threshold
+	}
+	return s.dist.TailAtLeast(gap)
+}
+
+func (s *LaplaceThreshold) UnitsForProbability(p float64) int64 {
+	return smallestUnits(s.ProbabilityOfKeep, p)
+}
+
+func (s *LaplaceThreshold) Cost() (epsilon, delta float64) { return s.p.Epsilon, s.p.Delta }
+func (s *LaplaceThreshold) Name() string                   { return "laplace-threshold" }
+
+// Tau returns the threshold in units (Theorem 12, or the k_threshold given).
+func (s *LaplaceThreshold) Tau() float64 { return s.tau }
+
+// Scale returns the Laplace scale of the noise on the unit count.
+func (s *LaplaceThreshold) Scale() float64 { return s.b }
+
+// Threshold returns the threshold actually applied on the grid, in units
+// (tau rounded up to the grid, and raised if the exact tail required it).
+func (s *LaplaceThreshold) Threshold() float64 { return math.Ldexp(float64(s.k), s.grid.Exp) }
+
+func (s *LaplaceThreshold) Describe() string {
+	return fmt.Sprintf("Laplace threshold tau=%.6g on noisy unit count, scale b=%.6g (epsilon=%g, delta=%g, kappa=%d); %s",
+		s.tau, s.b, s.p.Epsilon, s.p.Delta, s.p.L0, describeUnits(s))
+}

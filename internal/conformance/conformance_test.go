@@ -15,6 +15,8 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/backend/postgres"
+	"github.com/dpsql/dpsql/internal/pgtest"
 	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/internal/testmode"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -165,6 +167,27 @@ func TestDuckDB(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			runFile(t, f, func(t *testing.T) backend.Backend {
 				b, err := duckdb.Open(context.Background(), "", duckdb.Options{Mode: backend.Owner})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			})
+		})
+	}
+}
+
+var pg pgtest.Shared
+
+func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
+
+// TestPostgres runs every conformance file on a fresh PostgreSQL database with the same
+// expected results. It skips, saying why, when no PostgreSQL binaries exist (never in CI).
+func TestPostgres(t *testing.T) {
+	cluster := pg.Cluster(t)
+	for _, f := range files(t) {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			runFile(t, f, func(t *testing.T) backend.Backend {
+				b, err := postgres.Open(context.Background(), cluster.NewDatabase(t), postgres.Options{Mode: backend.Owner})
 				if err != nil {
 					t.Fatal(err)
 				}

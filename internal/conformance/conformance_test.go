@@ -16,8 +16,8 @@ import (
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/backend/postgres"
-	"github.com/dpsql/dpsql/internal/pgtest"
 	"github.com/dpsql/dpsql/internal/engine"
+	"github.com/dpsql/dpsql/internal/pgtest"
 	"github.com/dpsql/dpsql/internal/testmode"
 	"github.com/dpsql/dpsql/sqlerr"
 )

@@ -3,7 +3,6 @@ package selection
 import (
 	"fmt"
 	"math"
-	"math/big"
 
 	"github.com/dpsql/dpsql/dp/internal/discrete"
 	"github.com/dpsql/dpsql/dp/internal/securerand"
@@ -59,13 +58,13 @@ func newGaussianThreshold(p Params, src *securerand.Source) (*GaussianThreshold,
 	// On the grid: ceil(tau/g), raised until the exact upper bound on a
 	// lone unit's pass probability is at most dp.
 	one := grid.Steps(1)
-	k := math.Ceil(math.Ldexp(tau, -grid.Exp))
+	k := stepsAboveOne(tau, grid, one)
 	if math.IsNaN(k) || math.Abs(k) >= 1<<62 {
 		return nil, paramErr("the threshold %v is out of range for the noise grid", tau)
 	}
 	ki := int64(k)
 	step := int64(math.Max(1, math.Ldexp(sigma, -grid.Exp)*1e-9))
-	for dist.TailAtLeastUpper(ki-int64(one)) > dp {
+	for dist.TailAtLeastUpper(ki) > dp {
 		ki += step
 	}
 	return &GaussianThreshold{p: p, sigma: sigma, tau: tau, grid: grid, dist: dist, k: ki, rnd: locked{src: src}}, nil
@@ -80,9 +79,7 @@ func (s *GaussianThreshold) Keep(n int64) (bool, error) {
 	if gap, ok := gapSteps(s.k, n, s.grid); ok {
 		return y >= gap, nil
 	}
-	ng := new(big.Int).Lsh(big.NewInt(n), uint(-s.grid.Exp))
-	ng.Add(ng, big.NewInt(y))
-	return ng.Cmp(big.NewInt(s.k)) >= 0, nil
+	return keepBig(s.k, n, y, s.grid), nil
 }
 
 func (s *GaussianThreshold) ProbabilityOfKeep(n int64) float64 {
@@ -91,6 +88,9 @@ func (s *GaussianThreshold) ProbabilityOfKeep(n int64) float64 {
 	}
 	gap, ok := gapSteps(s.k, n, s.grid)
 	if !ok {
+		if n == 0 {
+			return 0
+		}
 		return 1
 	}
 	return s.dist.TailAtLeast(gap)
@@ -110,7 +110,7 @@ func (s *GaussianThreshold) Sigma() float64 { return s.sigma }
 func (s *GaussianThreshold) Tau() float64 { return s.tau }
 
 // Threshold returns the threshold applied on the grid, in units.
-func (s *GaussianThreshold) Threshold() float64 { return math.Ldexp(float64(s.k), s.grid.Exp) }
+func (s *GaussianThreshold) Threshold() float64 { return thresholdUnits(s.k, s.grid) }
 
 func (s *GaussianThreshold) Describe() string {
 	return fmt.Sprintf("Gaussian threshold tau=%.6g on noisy unit count, sigma=%.6g (epsilon=%g, delta=%g split half noise, half threshold, kappa=%d); %s",

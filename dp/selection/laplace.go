@@ -17,7 +17,7 @@ type LaplaceThreshold struct {
 	b    float64 // the noise scale actually used, in units
 	grid discrete.Grid
 	dist discrete.Laplace
-	k    int64 // the threshold on the grid: keep iff n/g + Y >= k
+	k    int64 // the threshold in grid steps above a count of one: keep iff (n-1)/g + Y >= k
 	rnd  locked
 }
 
@@ -119,26 +119,51 @@ func laplaceGridThreshold(tau float64, grid discrete.Grid, dist discrete.Laplace
 	} else {
 		m = math.Ceil(1-t*math.Log(1/((1-dp)*(1+p)))) + 1
 	}
-	k := math.Max(math.Ceil(math.Ldexp(tau, -grid.Exp)), one+m)
+	k := math.Max(stepsAboveOne(tau, grid, one), m)
 	if math.IsNaN(k) || math.Abs(k) >= 1<<62 {
 		return 0, paramErr("the threshold %v is out of range for the noise grid", tau)
 	}
 	return int64(k), nil
 }
 
-// gap returns k - n*one as an int64 when it fits (ok), else false.
+// stepsAboveOne returns ceil(tau/g) - one, the threshold in grid steps above a count of one.
+// It is computed from tau-1 when the grid is finer than one unit, so that it stays small (and
+// exact) when the noise is tiny: with epsilon=1e20 tau/g is beyond 2^100, tau-1 is not.
+func stepsAboveOne(tau float64, grid discrete.Grid, one float64) float64 {
+	if grid.Exp <= 0 {
+		return math.Ceil(math.Ldexp(tau-1, -grid.Exp))
+	}
+	return math.Ceil(math.Ldexp(tau, -grid.Exp)) - one
+}
+
+// gapSteps returns k - (n-1)*one (k counted from a count of one) as an int64 when it fits
+// (ok), else false.
 func gapSteps(k int64, n int64, grid discrete.Grid) (int64, bool) {
 	var ng int64
 	if grid.Exp <= 0 {
 		shift := uint(-grid.Exp)
-		if n != 0 && (shift >= 62 || n > (1<<62)>>shift) {
+		m := n - 1
+		if m < 0 {
+			if shift >= 62 {
+				return 0, false
+			}
+			return k + (1 << shift), true // n = 0: one more count below
+		}
+		if m != 0 && (shift >= 62 || m > (1<<62)>>shift) {
 			return 0, false
 		}
-		ng = n << shift
+		ng = m << shift
 	} else {
-		ng = grid.RoundInt(n)
+		ng = grid.RoundInt(n) - grid.RoundInt(1)
 	}
-	return k - ng, true // |k| < 2^62 and 0 <= ng <= 2^62
+	return k - ng, true // |k| < 2^62 and |ng| <= 2^62
+}
+
+// keepBig decides (n-1)/g + y >= k exactly for counts too large for gapSteps.
+func keepBig(k, n, y int64, grid discrete.Grid) bool {
+	ng := new(big.Int).Lsh(big.NewInt(n-1), uint(-grid.Exp))
+	ng.Add(ng, big.NewInt(y))
+	return ng.Cmp(big.NewInt(k)) >= 0
 }
 
 func (s *LaplaceThreshold) Keep(n int64) (bool, error) {
@@ -150,10 +175,8 @@ func (s *LaplaceThreshold) Keep(n int64) (bool, error) {
 	if gap, ok := gapSteps(s.k, n, s.grid); ok {
 		return y >= gap, nil
 	}
-	// Huge counts: compare n/g + y >= k exactly in big integers.
-	ng := new(big.Int).Lsh(big.NewInt(n), uint(-s.grid.Exp))
-	ng.Add(ng, big.NewInt(y))
-	return ng.Cmp(big.NewInt(s.k)) >= 0, nil
+	// Huge counts: compare exactly in big integers.
+	return keepBig(s.k, n, y, s.grid), nil
 }
 
 func (s *LaplaceThreshold) ProbabilityOfKeep(n int64) float64 {
@@ -162,6 +185,9 @@ func (s *LaplaceThreshold) ProbabilityOfKeep(n int64) float64 {
 	}
 	gap, ok := gapSteps(s.k, n, s.grid)
 	if !ok {
+		if n == 0 {
+			return 0
+		}
 		return 1 // beyond 2^62 grid steps above the threshold
 	}
 	return s.dist.TailAtLeast(gap)
@@ -182,7 +208,15 @@ func (s *LaplaceThreshold) Scale() float64 { return s.b }
 
 // Threshold returns the threshold actually applied on the grid, in units
 // (tau rounded up to the grid, and raised if the exact tail required it).
-func (s *LaplaceThreshold) Threshold() float64 { return math.Ldexp(float64(s.k), s.grid.Exp) }
+func (s *LaplaceThreshold) Threshold() float64 { return thresholdUnits(s.k, s.grid) }
+
+// thresholdUnits converts a threshold in steps above a count of one to units.
+func thresholdUnits(k int64, grid discrete.Grid) float64 {
+	if grid.Exp <= 0 {
+		return 1 + math.Ldexp(float64(k), grid.Exp)
+	}
+	return math.Ldexp(float64(k+grid.RoundInt(1)), grid.Exp)
+}
 
 func (s *LaplaceThreshold) Describe() string {
 	return fmt.Sprintf("Laplace threshold tau=%.6g on noisy unit count, scale b=%.6g (epsilon=%g, delta=%g, kappa=%d); %s",

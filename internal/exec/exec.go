@@ -47,8 +47,22 @@ func Prepare(p *plan.Plan, m Mechanisms, d backend.Dialect) (*Prepared, error) {
 // Run executes a prepared plan on b: the stage SQL, selection and noise per group, and the
 // post-processing query. Nothing is charged here.
 func (pr *Prepared) Run(ctx context.Context, b backend.Backend) (*Result, error) {
-	q := pr.Plan.Query
-	probe, err := b.Query(ctx, sqlgen.Probe(q, pr.dialect))
+	st, err := pr.Stage(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return pr.ReleaseRows(ctx, b, st)
+}
+
+// StageRows is what the database computed for a plan: one exact row per group.
+type StageRows struct {
+	probe, rows *backend.Rows
+}
+
+// Stage runs the plan's SQL in the database. Its result is exact and must never be shown:
+// Release turns it into released values.
+func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, error) {
+	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +70,14 @@ func (pr *Prepared) Run(ctx context.Context, b backend.Backend) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
+	return &StageRows{probe: probe, rows: rows}, nil
+}
+
+// ReleaseRows selects and noises the groups of st (each call draws fresh noise) and
+// post-processes them. Nothing is charged here.
+func (pr *Prepared) ReleaseRows(ctx context.Context, b backend.Backend, st *StageRows) (*Result, error) {
+	q := pr.Plan.Query
+	probe, rows := st.probe, st.rows
 	col := map[string]int{}
 	for i, c := range rows.Columns {
 		col[strings.ToLower(c)] = i

@@ -139,13 +139,17 @@ func TestDepthLimit(t *testing.T) {
 		{"case", func(n int) string { return "SELECT " + nest("CASE WHEN TRUE THEN ", "1", " END", n) }},
 		{"set ops", func(n int) string { return nest("(", "SELECT 1", ")", n) }},
 		{"in", func(n int) string { return "SELECT " + nest("1 IN (", "1", ")", n) }},
+		{"exists", func(n int) string { return nest("SELECT 1 WHERE EXISTS (", "SELECT 1", ")", n) }},
+		{"ctes", func(n int) string { return nest("WITH a AS (", "SELECT 1", ") SELECT 1", n) }},
+		// A call with a window is two levels: the call and the window.
+		{"windows", func(n int) string { return "SELECT " + nest("f() OVER (ORDER BY ", "1", ")", (n+1)/2) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := Parse(c.src(MaxDepth / 4)); err != nil {
-				t.Errorf("depth %d: %v", MaxDepth/4, err)
+			if _, err := Parse(c.src(MaxDepth - 1)); err != nil {
+				t.Errorf("depth %d: %v", MaxDepth-1, err)
 			}
-			for _, n := range []int{MaxDepth + 1, 100000} {
+			for _, n := range []int{MaxDepth + 1, 20000} {
 				start := time.Now()
 				_, err := Parse(c.src(n))
 				e, ok := sqlerr.As(err)

@@ -13,11 +13,10 @@ import (
 //	OR < AND < NOT < comparison, IS, IN, LIKE, BETWEEN < || < + - < * / % < unary - + ~ < ::
 //
 // Each level has its own function; binary levels loop, so long chains (a OR b OR ...) do
-// not recurse. Prefix operators and parentheses count towards MaxDepth.
+// not recurse. What nests counts one level towards MaxDepth: parentheses, subqueries,
+// function calls, CASE, CAST, EXTRACT, IN lists and prefix operators.
 
 func (p *parser) parseExpr() ast.Expr {
-	p.enter()
-	defer p.leave()
 	return p.parseOr()
 }
 
@@ -153,6 +152,8 @@ func (p *parser) parseComparison() ast.Expr {
 
 // parseIn parses the rest of x [NOT] IN: (query) or (expr, ...).
 func (p *parser) parseIn(x ast.Expr, not bool) ast.Expr {
+	p.enter()
+	defer p.leave()
 	start := x.Span().Start
 	if !p.tok().isOp("(") {
 		if p.tok().is("UNNEST") {
@@ -292,6 +293,8 @@ func (p *parser) parsePrimary() ast.Expr {
 	case "CAST":
 		return p.parseCast(false)
 	case "EXISTS":
+		p.enter()
+		defer p.leave()
 		p.next()
 		open := p.tok()
 		if !open.isOp("(") || !startsQuery(p.peek(1)) && !p.peek(1).isOp("(") {

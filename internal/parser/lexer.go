@@ -51,7 +51,7 @@ type lexer struct {
 // quoted identifier or comment, on a NUL byte and on invalid UTF-8.
 func lex(src string) ([]token, error) {
 	lx := &lexer{src: src, line: 1, col: 1}
-	var toks []token
+	toks := make([]token, 0, len(src)/3+2) // SQL averages a token per 3 to 5 bytes
 	for {
 		t, err := lx.next()
 		if err != nil {

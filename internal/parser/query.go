@@ -10,8 +10,6 @@ func startsQuery(t token) bool { return t.is("SELECT") || t.is("WITH") }
 
 // parseQuery parses [WITH ctes] body [ORDER BY] [LIMIT] [OFFSET].
 func (p *parser) parseQuery() *ast.Query {
-	p.enter()
-	defer p.leave()
 	start := p.tok().Pos
 	q := &ast.Query{}
 	if p.tok().is("WITH") {
@@ -59,6 +57,8 @@ func (p *parser) parseQuery() *ast.Query {
 
 // parseCTE parses name [(columns)] AS (query).
 func (p *parser) parseCTE() *ast.CTE {
+	p.enter()
+	defer p.leave()
 	start := p.tok().Pos
 	c := &ast.CTE{Name: p.ident()}
 	if p.tok().isOp("(") {
@@ -105,9 +105,7 @@ func (p *parser) parseSetExpr(minPrec int) ast.SetExpr {
 		if p.tok().is("BY") {
 			p.notSupported(p.tok().Pos, "", "%s BY NAME is not supported", op.Op)
 		}
-		p.enter()
-		op.Right = p.parseSetExpr(prec + 1)
-		p.leave()
+		op.Right = p.parseSetExpr(prec + 1) // recursion bounded by the two precedence levels
 		op.SetSpan(p.spanFrom(start))
 		left = op
 	}
@@ -120,6 +118,8 @@ func (p *parser) parseSetOperand() ast.SetExpr {
 	case t.is("SELECT"):
 		return p.parseSelect()
 	case t.isOp("("):
+		p.enter()
+		defer p.leave()
 		p.next()
 		pq := &ast.ParenQuery{Query: p.parseQuery()}
 		p.expectClose(t)

@@ -7,5 +7,13 @@
 // parses to the same tree: the parser tests check that round trip, and the SQL generator
 // prints rewritten trees through the same printer with a hook for dialect differences.
 //
+// Printing: Format(n) gives canonical SQL; a Printer with a Hook lets the SQL generator
+// change how some nodes print for a dialect and reuse the rest. The printer quotes
+// identifiers that are reserved (IsReserved) or not plain words, doubles quotes inside
+// strings and identifiers, and never lets two nodes' text run together into a comment.
+//
+// Traversal: Children lists a node's children in source order; Walk, Inspect (as in
+// go/ast) and Collect visit subtrees.
+//
 // The package holds data only: it imports nothing of dpsql but sqlerr (for positions).
 package ast

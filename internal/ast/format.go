@@ -52,8 +52,11 @@ func (p *Printer) WriteString(s string) {
 	p.b.WriteString(s)
 }
 
-// Print prints n, consulting Hook first.
+// Print prints n, consulting Hook first. A nil node prints nothing.
 func (p *Printer) Print(n Node) {
+	if n == nil || isNilPtr(n) {
+		return
+	}
 	if p.Hook != nil && p.Hook(p, n) {
 		return
 	}

@@ -73,7 +73,7 @@ func TestFormatQuotes(t *testing.T) {
 		}
 	}
 	for s, want := range map[string]string{
-		"it's":            `'it''s'`,
+		"it's":             `'it''s'`,
 		`\'; DROP TABLE t`: `'\''; DROP TABLE t'`,
 		"a\nb":             "'a\nb'",
 		"--":               "'--'",

@@ -71,18 +71,35 @@ func unitSigma(eps, delta float64) (float64, error) {
 
 // analyticDelta returns the delta achieved by sigma for unit sensitivity:
 // Phi(a - b) - e^eps Phi(-a - b) with a = 1/(2 sigma), b = eps sigma. Since
-// e^eps phi(a+b) = phi(a-b), the second term is phi(a-b) R(a+b) with the
-// Mills ratio R(z) = Phi(-z)/phi(z), which never overflows. When b > a the
-// first term is phi(b-a) R(b-a), so the difference is
-// phi(b-a) (R(b-a) - R(b+a)), free of underflow and cancellation. The result
-// is inflated by 1e-9 (relative) to cover rounding, so that sigma errs large.
+// e^eps phi(a+b) = phi(a-b), it equals phi(b-a) (R(b-a) - R(b+a)) with the
+// Mills ratio R(z) = Phi(-z)/phi(z), which never overflows. Three regimes
+// keep it accurate:
+//
+//   - a < 0.05 (large sigma, where both terms are close and would cancel):
+//     the central difference R(b-a) - R(b+a) is expanded in a, as
+//     -2a (R1(b) + R3(b) a^2/6 + R5(b) a^4/120) with Rk the k-th derivative
+//     of R, from R1 = tR - 1 (truncation below 1e-10 relative);
+//   - b > a: the difference of Mills ratios directly;
+//   - otherwise: Phi(a-b) - phi(a-b) R(a+b), which is at least 0.017 there.
+//
+// The result is inflated by 1e-9 (relative) to cover rounding, so that
+// sigma errs large.
 func analyticDelta(eps, sigma float64) float64 {
 	a := 1 / (2 * sigma)
 	b := eps * sigma
 	var d float64
-	if b > a {
+	switch {
+	case a < 0.05:
+		r := mills(b)
+		b2 := b * b
+		r1 := b*r - 1
+		r3 := (b2*b+3*b)*r - b2 - 2
+		r5 := (b2*b2*b+10*b2*b+15*b)*r - b2*b2 - 9*b2 - 8
+		a2 := a * a
+		d = phi(b-a) * (-2 * a) * (r1 + r3*a2/6 + r5*a2*a2/120)
+	case b > a:
 		d = phi(b-a) * (mills(b-a) - mills(b+a))
-	} else {
+	default:
 		d = 0.5*math.Erfc((b-a)/math.Sqrt2) - phi(a-b)*mills(a+b)
 	}
 	if math.IsNaN(d) {

@@ -9,7 +9,7 @@ import (
 )
 
 // shortCases is how many cases of each file run under -short.
-const shortCases = 3
+const shortCases = 1
 
 func loadCases(t *testing.T, file, field string) (cases []*dptest.Message, votes int) {
 	t.Helper()

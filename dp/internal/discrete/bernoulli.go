@@ -33,6 +33,9 @@ func (a u128) isZero() bool { return a.hi == 0 && a.lo == 0 }
 // generated bit by bit, with the binary expansion of num/den, also generated
 // digit by digit; it uses two random bits on average and is exact.
 func bernoulliRatio(src *securerand.Source, num, den u128) bool {
+	if den.hi == 0 && den.lo < 1<<63 {
+		return bernoulliRatio64(src, num.lo, den.lo)
+	}
 	x := num
 	for {
 		x = x.shl1()
@@ -48,10 +51,28 @@ func bernoulliRatio(src *securerand.Source, num, den u128) bool {
 	}
 }
 
+// bernoulliRatio64 is bernoulliRatio for den < 2^63, in 64-bit arithmetic
+// (2x < 2 den < 2^64 cannot overflow).
+func bernoulliRatio64(src *securerand.Source, x, den uint64) bool {
+	for {
+		x <<= 1
+		digit := x >= den
+		if digit {
+			x -= den
+		}
+		if src.Bit() != digit {
+			return digit
+		}
+	}
+}
+
 // bernoulliInv returns true with probability 1/k, for k >= 1.
 func bernoulliInv(src *securerand.Source, k uint64) bool {
 	if k == 1 {
 		return true
+	}
+	if k < 1<<63 {
+		return bernoulliRatio64(src, 1, k)
 	}
 	return bernoulliRatio(src, u128{0, 1}, u128{0, k})
 }

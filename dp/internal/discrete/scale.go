@@ -14,7 +14,12 @@ const precisionBits = 40
 // 2^-22 are raised to at least 2^-62, which only adds (negligible) noise.
 const maxDenominatorExp = 62
 
-// Rational is a positive scale Num/2^DenExp, with Num in [1, 2^43].
+// maxScale bounds a scale in grid units. With Num < 2^62 every product the
+// samplers form (t*V, 2u^2, (|Y| s - u)^2 in the common case) fits in 128
+// bits.
+const maxScale = 1 << 62
+
+// Rational is a positive scale Num/2^DenExp, with Num in [1, 2^62].
 type Rational struct {
 	Num    uint64
 	DenExp uint // the denominator is 2^DenExp
@@ -28,13 +33,14 @@ func (r Rational) Float() float64 { return math.Ldexp(float64(r.Num), -int(r.Den
 
 // RoundUp returns the smallest Rational of the form n/2^k, with n about 2^40,
 // that is at least x. It refuses x that is NaN, infinite, not positive or so
-// large (at least 2^62) that a noise sample would not fit in an int64.
+// large (at least 2^62 grid steps) that the samplers' integers would
+// overflow.
 func RoundUp(x float64) (Rational, error) {
 	if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
 		return Rational{}, fmt.Errorf("scale %v is not a positive finite number", x)
 	}
-	if x >= 1<<42 {
-		return Rational{}, fmt.Errorf("scale %v in grid units is too large (at most 2^42)", x)
+	if x >= maxScale {
+		return Rational{}, fmt.Errorf("the noise would span %.3g grid steps, beyond the exact sampler's limit of 2^62", x)
 	}
 	_, e := math.Frexp(x) // x in [2^(e-1), 2^e)
 	k := precisionBits - (e - 1)

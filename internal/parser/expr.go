@@ -243,6 +243,8 @@ func isTypedLiteralWord(v string) bool {
 	return false
 }
 
+func isUnitTok(t token) bool { return t.Kind == tIdent && isIntervalUnit(t.Val) }
+
 // isIntervalUnit reports whether v (upper case) is an INTERVAL unit.
 func isIntervalUnit(v string) bool {
 	switch strings.TrimSuffix(v, "S") {
@@ -312,8 +314,13 @@ func (p *parser) parsePrimary() ast.Expr {
 		return p.parseCast(true)
 	case t.Val == "EXTRACT" && n1.isOp("("):
 		return p.parseExtract()
-	case t.Val == "INTERVAL" && (n1.Kind == tString || n1.Kind == tNumber || n1.isOp("-") && p.peek(2).Kind == tNumber):
+	case t.Val == "INTERVAL" && (n1.Kind == tString ||
+		n1.Kind == tNumber && isUnitTok(p.peek(2)) ||
+		n1.isOp("-") && p.peek(2).Kind == tNumber && isUnitTok(p.peek(3))):
 		return p.parseInterval()
+	case t.Val == "INTERVAL" && n1.Kind == tNumber:
+		p.i += 2
+		p.unexpected("an interval unit (DAY, MONTH, ...)")
 	case isTypedLiteralWord(t.Val) && n1.Kind == tString:
 		p.i += 2
 		tl := &ast.TypedLiteral{Type: t.Val, Text: n1.Val}

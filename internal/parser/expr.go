@@ -463,7 +463,9 @@ func (p *parser) windowSpecParen() *ast.WindowSpec {
 	defer p.leave()
 	open := p.expectOp("(")
 	w := &ast.WindowSpec{}
-	if t := p.tok(); isIdentTok(t) && !(t.is("PARTITION") && p.peek(1).is("BY")) && !isFrameUnit(t) {
+	// An unquoted PARTITION, ROWS, RANGE or GROUPS starts a clause, never a window name
+	// (the printer quotes such names).
+	if t := p.tok(); isIdentTok(t) && !t.is("PARTITION") && !isFrameUnit(t) {
 		w.Name = p.ident()
 	}
 	if p.tok().is("PARTITION") {

@@ -54,7 +54,7 @@ func mustExec(t *testing.T, q backend.Querier, sql string, args ...any) {
 	}
 }
 
-func mustQuery(t *testing.T, q backend.Querier, sql string, args ...any) *backend.Rows {
+func mustQuery(t testing.TB, q backend.Querier, sql string, args ...any) *backend.Rows {
 	t.Helper()
 	rows, err := q.Query(context.Background(), sql, args...)
 	if err != nil {

@@ -217,7 +217,9 @@ func (b *ApproxBounds) threshold(p float64) float64 {
 }
 
 // Result returns the estimated bounds, lower <= upper, each 0 or a signed
-// power of two. It spends the whole budget (every bin is noised once), and
+// power of two. It spends the whole budget: every bin count gets noise once
+// (lazily, when the scan first reads it, which has the same distribution as
+// noising all bins up front, since unread bins do not affect the output). It
 // returns an error wrapping ErrNotEnoughData when no bin passes the threshold
 // even at MaxFailureProbability. It can be taken once.
 func (b *ApproxBounds) Result() (lower, upper float64, err error) {
@@ -225,24 +227,19 @@ func (b *ApproxBounds) Result() (lower, upper float64, err error) {
 	if err := b.st.take(fn); err != nil {
 		return 0, 0, err
 	}
-	npos := make([]float64, b.numBins)
-	nneg := make([]float64, b.numBins)
-	for i := 0; i < b.numBins; i++ {
-		p, err := b.mech.AddNoiseFloat(float64(b.pos[i]))
-		if err != nil {
-			return 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
-		}
-		n, err := b.mech.AddNoiseFloat(float64(b.neg[i]))
-		if err != nil {
-			return 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
-		}
-		npos[i], nneg[i] = p, n
-	}
+	h := &noisyHist{b: b, pos: make([]float64, b.numBins), neg: make([]float64, b.numBins),
+		done: make([]bool, 2*b.numBins)}
 	var t float64
 	for p := b.fail; p <= b.maxFail; p *= 2 {
 		t = b.threshold(p)
-		lo, okLo := b.lowest(npos, nneg, t)
-		hi, okHi := b.highest(npos, nneg, t)
+		lo, okLo, err := h.lowest(t)
+		if err != nil {
+			return 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
+		}
+		hi, okHi, err := h.highest(t)
+		if err != nil {
+			return 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
+		}
 		if okLo && okHi {
 			return lo, hi, nil
 		}
@@ -250,30 +247,58 @@ func (b *ApproxBounds) Result() (lower, upper float64, err error) {
 	return 0, 0, fmt.Errorf("agg: %s: %w: no noisy bin count reached the threshold %.4g (Laplace scale %.4g); use more data, a larger Epsilon or explicit bounds", fn, ErrNotEnoughData, t, b.mech.Scale())
 }
 
-func (b *ApproxBounds) lowest(npos, nneg []float64, t float64) (float64, bool) {
-	for i := b.numBins - 1; i >= 0; i-- {
-		if nneg[i] >= t {
-			return -logBinRight(b.scaleExp, i), true
-		}
-	}
-	for i := 0; i < b.numBins; i++ {
-		if npos[i] >= t {
-			return logBinLeft(b.scaleExp, i), true
-		}
-	}
-	return 0, false
+// noisyHist draws each bin's noisy count once, on first read.
+type noisyHist struct {
+	b        *ApproxBounds
+	pos, neg []float64
+	done     []bool // [0, n): positive bins, [n, 2n): negative bins
 }
 
-func (b *ApproxBounds) highest(npos, nneg []float64, t float64) (float64, bool) {
-	for i := b.numBins - 1; i >= 0; i-- {
-		if npos[i] >= t {
-			return logBinRight(b.scaleExp, i), true
+func (h *noisyHist) get(negative bool, i int) (float64, error) {
+	k, exact, out := i, h.b.pos, h.pos
+	if negative {
+		k, exact, out = i+h.b.numBins, h.b.neg, h.neg
+	}
+	if !h.done[k] {
+		v, err := h.b.mech.AddNoiseFloat(float64(exact[i]))
+		if err != nil {
+			return 0, err
+		}
+		out[i], h.done[k] = v, true
+	}
+	return out[i], nil
+}
+
+// lowest returns the outer edge of the most negative passing bin, or else
+// the inner edge of the least positive one.
+func (h *noisyHist) lowest(t float64) (float64, bool, error) {
+	n, e := h.b.numBins, h.b.scaleExp
+	for i := n - 1; i >= 0; i-- {
+		if c, err := h.get(true, i); err != nil || c >= t {
+			return -logBinRight(e, i), err == nil, err
 		}
 	}
-	for i := 0; i < b.numBins; i++ {
-		if nneg[i] >= t {
-			return -logBinLeft(b.scaleExp, i), true
+	for i := 0; i < n; i++ {
+		if c, err := h.get(false, i); err != nil || c >= t {
+			return logBinLeft(e, i), err == nil, err
 		}
 	}
-	return 0, false
+	return 0, false, nil
+}
+
+// highest returns the outer edge of the most positive passing bin, or else
+// the inner edge of the least negative one.
+func (h *noisyHist) highest(t float64) (float64, bool, error) {
+	n, e := h.b.numBins, h.b.scaleExp
+	for i := n - 1; i >= 0; i-- {
+		if c, err := h.get(false, i); err != nil || c >= t {
+			return logBinRight(e, i), err == nil, err
+		}
+	}
+	for i := 0; i < n; i++ {
+		if c, err := h.get(true, i); err != nil || c >= t {
+			return -logBinLeft(e, i), err == nil, err
+		}
+	}
+	return 0, false, nil
 }

@@ -231,7 +231,11 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	}
 	prep, err := exec.Prepare(p, e.o.Mechanisms, e.b.Dialect())
 	if err != nil {
-		return nil, sqlerr.New(q.Options.Pos, sqlerr.InvalidParameterValue, "%v", err)
+		if _, ok := sqlerr.As(err); ok {
+			return nil, err
+		}
+		return nil, sqlerr.New(q.Options.Pos, sqlerr.InvalidParameterValue, "these privacy parameters cannot be used: %v", err).
+			WithHint("epsilon=1e20 already gives noise-free results (for non-private test data); keep epsilon, bounds and kappa within the range a float64 noise grid can represent")
 	}
 	cost := ledger.Budget{Epsilon: p.Cost.Epsilon, Delta: p.Cost.Delta}
 	if explain {

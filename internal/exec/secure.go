@@ -6,6 +6,7 @@ import (
 	"math/big"
 
 	"github.com/dpsql/dpsql/dp/agg"
+	"github.com/dpsql/dpsql/dp/noise"
 	"github.com/dpsql/dpsql/dp/selection"
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/plan"
@@ -91,14 +92,14 @@ func newAccumulator(a *plan.Aggregate) (accumulator, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &countAcc{proto: c, units: a.Func == analyzer.CountUnits}, nil
+		return &countAcc{proto: c, units: a.Func == analyzer.CountUnits, a: a}, nil
 	case analyzer.Sum:
 		s, err := agg.NewBoundedSum(agg.SumOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
 			Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
 		if err != nil {
 			return nil, err
 		}
-		return &sumAcc{proto: s, integer: a.IntegerResult}, nil
+		return &sumAcc{proto: s, integer: a.IntegerResult, a: a}, nil
 	case analyzer.Avg:
 		m, err := agg.NewBoundedMean(agg.MeanOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
 			Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
@@ -141,6 +142,7 @@ func summaryBig(x *big.Int) *big.Int {
 type countAcc struct {
 	proto *agg.Count
 	units bool
+	a     *plan.Aggregate
 }
 
 func (c *countAcc) encoding() plan.Encoding { return plan.Encoding{Unit: 1} }
@@ -166,12 +168,25 @@ func (c *countAcc) release(s Summary, level float64) (Value, error) {
 }
 
 func (c *countAcc) describe() string {
-	return fmt.Sprintf("count, sensitivity %g per group", c.proto.Sensitivity())
+	return fmt.Sprintf("count, sensitivity %g per group; %s", c.proto.Sensitivity(), noiseScale(c.a, c.proto.Sensitivity()))
+}
+
+// noiseScale describes the noise of a mechanism with per-group sensitivity lInf, for EXPLAIN.
+func noiseScale(a *plan.Aggregate, lInf float64) string {
+	m, err := noise.New(a.Noise, noise.Params{Epsilon: a.Epsilon, Delta: a.Delta, L0: a.Kappa, LInf: lInf})
+	if err != nil {
+		return "noise: " + err.Error()
+	}
+	if a.Noise == noise.Gaussian {
+		return fmt.Sprintf("Gaussian noise, sigma %.4g", m.Scale())
+	}
+	return fmt.Sprintf("Laplace noise, scale %.4g (kappa x sensitivity / epsilon)", m.Scale())
 }
 
 type sumAcc struct {
 	proto   *agg.BoundedSum
 	integer bool
+	a       *plan.Aggregate
 }
 
 func (s *sumAcc) encoding() plan.Encoding {
@@ -206,7 +221,7 @@ func (s *sumAcc) release(sm Summary, level float64) (Value, error) {
 
 func (s *sumAcc) describe() string {
 	lo, hi := s.proto.RoundedBounds()
-	return fmt.Sprintf("bounded sum over [%g, %g], sensitivity %g per group", lo, hi, s.proto.Sensitivity())
+	return fmt.Sprintf("bounded sum over [%g, %g], sensitivity %g per group; %s", lo, hi, s.proto.Sensitivity(), noiseScale(s.a, s.proto.Sensitivity()))
 }
 
 func roundValue(v Value) Value {

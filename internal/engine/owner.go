@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
@@ -223,7 +224,13 @@ func (e *Engine) show(ctx context.Context, s *ast.ShowStmt) (*Result, error) {
 			r.Notices = append(r.Notices, "the budget limit is lifted (non-private test data)")
 		}
 		rem := st.Remaining()
-		r.Rows = [][]any{{"total", st.Total.Epsilon, st.Total.Delta}, {"spent", st.Spent.Epsilon, st.Spent.Delta}, {"remaining", rem.Epsilon, rem.Delta}}
+		// Sums of float64 costs carry rounding noise (9.900000000000001e-05); show 15 digits.
+		r15 := func(v float64) float64 {
+			f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 15, 64), 64)
+			return f
+		}
+		r.Rows = [][]any{{"total", st.Total.Epsilon, st.Total.Delta}, {"spent", r15(st.Spent.Epsilon), r15(st.Spent.Delta)},
+			{"remaining", r15(rem.Epsilon), r15(rem.Delta)}}
 		return r, nil
 	case "TABLES", "POLICY":
 		r := &Result{Tag: "SHOW", Columns: []Column{{"name", "VARCHAR"}, {"kind", "VARCHAR"}, {"privacy_unit", "VARCHAR"}, {"columns", "VARCHAR"}}}

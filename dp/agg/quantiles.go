@@ -191,17 +191,36 @@ func (q *Quantiles) Summary() (QuantileSummary, error) {
 // ranks are then post-processing of the same noisy tree. The result can be
 // taken once, so ask for all ranks in one call.
 func (q *Quantiles) Result(ranks ...float64) ([]float64, error) {
-	const fn = "Quantiles.Result"
+	v, _, _, err := q.result("Quantiles.Result", 0, ranks)
+	return v, err
+}
+
+// ResultWithCI returns the noisy quantiles at the given ranks and, for each,
+// an interval [lo, hi] that contains the quantile the search would return on
+// the exact counts with probability at least level (Google's quantile-tree
+// interval: each of the at most BranchingFactor*TreeHeight counts a search
+// reads gets an interval at level^(1/(BranchingFactor*TreeHeight)), and the
+// search is rerun with the counts at the ends of their intervals that push
+// it furthest left, or right). It does not cover the discretisation of the
+// leaves. It takes the result, like Result.
+func (q *Quantiles) ResultWithCI(level float64, ranks ...float64) (values, lo, hi []float64, err error) {
+	if err := checkLevel("Quantiles.ResultWithCI", level); err != nil {
+		return nil, nil, nil, err
+	}
+	return q.result("Quantiles.ResultWithCI", level, ranks)
+}
+
+func (q *Quantiles) result(fn string, level float64, ranks []float64) (values, lo, hi []float64, err error) {
 	if len(ranks) == 0 {
-		return nil, fmt.Errorf("agg: %s: no ranks given; ask for every rank in one call (the result can be taken once)", fn)
+		return nil, nil, nil, fmt.Errorf("agg: %s: no ranks given; ask for every rank in one call (the result can be taken once)", fn)
 	}
 	for _, r := range ranks {
 		if math.IsNaN(r) || r < 0 || r > 1 {
-			return nil, fmt.Errorf("agg: %s: rank %v must be in [0, 1]", fn, r)
+			return nil, nil, nil, fmt.Errorf("agg: %s: rank %v must be in [0, 1]", fn, r)
 		}
 	}
 	if err := q.st.take(fn); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	q.noisy = make(map[treeNode]float64)
 	noisy := func(n treeNode) (float64, error) {
@@ -215,13 +234,41 @@ func (q *Quantiles) Result(ranks ...float64) ([]float64, error) {
 		q.noisy[n] = c
 		return c, nil
 	}
-	out := make([]float64, len(ranks))
+	clamp := func(v float64) float64 { return math.Min(math.Max(v, q.lower), q.upper) } // interpolation rounding
+	values = make([]float64, len(ranks))
 	for i, r := range ranks {
 		v, err := q.tree.search(r, q.lower, q.upper, noisy)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
-		out[i] = math.Min(math.Max(v, q.lower), q.upper) // interpolation rounding
+		values[i] = clamp(v)
 	}
-	return out, nil
+	if level == 0 {
+		return values, nil, nil, nil
+	}
+	perCount := math.Pow(level, 1/float64(q.tree.branching*q.tree.height))
+	ci := func(n treeNode) (float64, float64, error) {
+		c, err := noisy(n)
+		if err != nil {
+			return 0, 0, err
+		}
+		l, h, err := q.mech.ConfidenceInterval(c, perCount)
+		if err != nil {
+			return 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
+		}
+		return l, h, nil
+	}
+	lo, hi = make([]float64, len(ranks)), make([]float64, len(ranks))
+	for i, r := range ranks {
+		l, err := q.tree.searchBound(r, q.lower, q.upper, false, ci)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		h, err := q.tree.searchBound(r, q.lower, q.upper, true, ci)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		lo[i], hi[i] = clamp(l), clamp(h)
+	}
+	return values, lo, hi, nil
 }

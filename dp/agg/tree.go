@@ -84,60 +84,145 @@ type treeNode struct {
 // result interpolates linearly within the final node's value range. noisy
 // returns the (memoised) noisy count of a node.
 func (t *countTree) search(rank, lower, upper float64, noisy func(treeNode) (float64, error)) (float64, error) {
-	rank = math.Min(math.Max(rank, minRank), maxRank)
+	rank = clampRank(rank)
 	cur := treeNode{level: 0, index: 0}
-	b := int64(t.branching)
 	counts := make([]float64, t.branching)
 	for cur.level < t.height {
-		first := cur.index * b
-		total := 0.0
-		for i := int64(0); i < b; i++ {
-			c, err := noisy(treeNode{cur.level + 1, first + i})
+		first, err := t.children(cur, counts, noisy)
+		if err != nil {
+			return 0, err
+		}
+		i, r, ok := step(rank, counts)
+		if !ok {
+			break // all children look empty
+		}
+		cur, rank = treeNode{cur.level + 1, first + int64(i)}, r
+	}
+	return t.interpolate(cur, rank, lower, upper), nil
+}
+
+func clampRank(r float64) float64 { return math.Min(math.Max(r, minRank), maxRank) }
+
+// children fills counts with the noisy counts of n's children and returns
+// the index of the first child.
+func (t *countTree) children(n treeNode, counts []float64, noisy func(treeNode) (float64, error)) (int64, error) {
+	first := n.index * int64(t.branching)
+	for i := range counts {
+		c, err := noisy(treeNode{n.level + 1, first + int64(i)})
+		if err != nil {
+			return 0, err
+		}
+		counts[i] = c
+	}
+	return first, nil
+}
+
+// interpolate returns (1-rank)*lo + rank*hi over n's value range.
+func (t *countTree) interpolate(n treeNode, rank, lower, upper float64) float64 {
+	lo, hi := t.nodeRange(n, lower, upper)
+	return (1-rank)*lo + rank*hi
+}
+
+// step chooses, among children with the given counts, the one whose
+// cumulative count reaches rank (children below treeAlpha of the total of
+// the positive counts are treated as empty), and returns its position and
+// the rank rescaled within it; ok is false when all children look empty.
+func step(rank float64, counts []float64) (child int, next float64, ok bool) {
+	total := 0.0
+	for _, c := range counts {
+		total += math.Max(c, 0)
+	}
+	if total <= 0 {
+		return 0, 0, false
+	}
+	corrected := 0.0
+	for _, c := range counts {
+		if c >= total*treeAlpha {
+			corrected += c
+		}
+	}
+	if corrected <= 0 {
+		return 0, 0, false
+	}
+	partial := 0.0
+	last := -1
+	for i, c := range counts {
+		if c < total*treeAlpha {
+			continue
+		}
+		last = i
+		partial += c
+		if partial/corrected >= rank-treeTolerance {
+			r := (rank - (partial-c)/corrected) / (c / corrected)
+			return i, math.Min(math.Max(r, 0), 1), true
+		}
+	}
+	// Only reachable through rounding: the last non-empty child, at its top.
+	return last, 1, last >= 0
+}
+
+// searchBound returns a lower (upper = false) or upper (upper = true) bound
+// of the quantile at rank that holds whenever every child count read lies in
+// its interval [ci(node)], following Google's quantile tree: at each node,
+// the counts that push the search furthest left (or right) are, for some
+// split j, the upper ends of the intervals of the children up to j and the
+// lower ends of the others (or the reverse); every split is tried and the
+// loosest child and rank kept.
+func (t *countTree) searchBound(rank, lower, upper float64, upperBound bool, ci func(treeNode) (lo, hi float64, err error)) (float64, error) {
+	rank = clampRank(rank)
+	bound := lower
+	if !upperBound {
+		bound = upper
+	}
+	loosen := func(v float64) {
+		if upperBound {
+			bound = math.Max(bound, v)
+		} else {
+			bound = math.Min(bound, v)
+		}
+	}
+	b := t.branching
+	los, his := make([]float64, b), make([]float64, b)
+	counts := make([]float64, b)
+	cur := treeNode{0, 0}
+	for cur.level < t.height {
+		first := cur.index * int64(b)
+		for i := 0; i < b; i++ {
+			lo, hi, err := ci(treeNode{cur.level + 1, first + int64(i)})
 			if err != nil {
 				return 0, err
 			}
-			counts[i] = c
-			total += math.Max(c, 0)
+			los[i], his[i] = lo, hi
 		}
-		if total <= 0 {
-			break // all children look empty
-		}
-		corrected := 0.0
-		for _, c := range counts {
-			if c >= total*treeAlpha {
-				corrected += c
-			}
-		}
-		if corrected <= 0 {
-			break
-		}
-		partial := 0.0
-		next := int64(-1)
-		for i, c := range counts {
-			if c < total*treeAlpha {
-				continue
-			}
-			partial += c
-			if partial/corrected >= rank-treeTolerance {
-				rank = (rank - (partial-c)/corrected) / (c / corrected)
-				rank = math.Min(math.Max(rank, 0), 1)
-				next = first + int64(i)
-				break
-			}
-		}
-		if next < 0 { // only reachable through rounding: take the last non-empty child
-			for i := len(counts) - 1; i >= 0; i-- {
-				if counts[i] >= total*treeAlpha {
-					next = first + int64(i)
-					rank = 1
-					break
+		next, nextRank := -1, -1.0
+		for j := -1; j < b; j++ {
+			for i := 0; i < b; i++ {
+				left := i <= j
+				if left != upperBound { // lower bound: heavy left; upper bound: heavy right
+					counts[i] = his[i]
+				} else {
+					counts[i] = los[i]
 				}
 			}
+			i, r, ok := step(rank, counts)
+			if !ok {
+				loosen(t.interpolate(cur, rank, lower, upper))
+				continue
+			}
+			switch {
+			case next < 0 || (!upperBound && i < next) || (upperBound && i > next):
+				next, nextRank = i, r
+			case i == next && ((!upperBound && r < nextRank) || (upperBound && r > nextRank)):
+				nextRank = r
+			}
 		}
-		cur = treeNode{cur.level + 1, next}
+		if next < 0 {
+			return bound, nil
+		}
+		cur, rank = treeNode{cur.level + 1, first + int64(next)}, nextRank
 	}
-	lo, hi := t.nodeRange(cur, lower, upper)
-	return (1-rank)*lo + rank*hi, nil
+	loosen(t.interpolate(cur, rank, lower, upper))
+	return bound, nil
 }
 
 // nodeRange returns the value range [lo, hi] covered by a node.

@@ -234,3 +234,23 @@ func TestNoiselessApproxBounds(t *testing.T) {
 		t.Errorf("merged: %v, %v, %v; want 2, 4", lo, hi, err)
 	}
 }
+
+// TestNoiselessQuantileCI: with exact counts every interval of a count is a
+// point, so the bounds search must return the quantile itself.
+func TestNoiselessQuantileCI(t *testing.T) {
+	q, _ := NewQuantiles(QuantilesOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: -5, Upper: 5, TreeHeight: 3, BranchingFactor: 6})
+	noiseless(q)
+	for i := 0; i < 300; i++ {
+		_ = q.Add(math.Sin(float64(i)) * 4)
+	}
+	ranks := []float64{0, 0.2, 0.5, 0.77, 1}
+	v, lo, hi, err := q.ResultWithCI(0.95, ranks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ranks {
+		if lo[i] != v[i] || hi[i] != v[i] {
+			t.Errorf("rank %v: value %v, interval [%v, %v]; want a point", ranks[i], v[i], lo[i], hi[i])
+		}
+	}
+}

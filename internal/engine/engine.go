@@ -246,6 +246,16 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 		return nil, err
 	}
 	res, err := prep.Run(ctx, e.b)
+	if se, ok := sqlerr.As(err); ok && se.Code == sqlerr.InsufficientData {
+		// That the bounds could not be estimated is itself a DP result (a function of a noisy
+		// histogram): it is charged like a release before it is reported.
+		if _, cerr := spend.Commit(ctx); cerr != nil {
+			return nil, cerr
+		}
+		se.Pos = q.Options.Pos
+		se.Msg += fmt.Sprintf(" (the attempt was charged %s: its failure depends on the data)", cost)
+		return nil, se
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +284,21 @@ func explainResult(prep *exec.Prepared, cost ledger.Budget) *Result {
 	add("Budget charged when run: %s", cost)
 	add("Partition selection (%s): epsilon = %g, delta = %g", p.Selection.Rule, p.Selection.Epsilon, p.Selection.Delta)
 	for _, a := range p.Aggregates {
+		if a.Implicit {
+			add("Aggregate %s: %s noise, epsilon = %g, delta = %g, bounds estimated when run with epsilon = %g (approximate bounds on a logarithmic histogram)",
+				a.Name, a.Noise, a.Epsilon, a.Delta, a.BoundsEpsilon)
+			continue
+		}
 		add("Aggregate %s: %s noise, epsilon = %g, delta = %g, bounds [%g, %g]", a.Name, a.Noise, a.Epsilon, a.Delta, a.Lower, a.Upper)
+	}
+	if prep.Release == nil {
+		add("Bounds SQL (runs first; the stage SQL is generated once the bounds are known):")
+		for _, sql := range prep.BoundsSQL {
+			for _, l := range strings.Split(sql, "\n") {
+				add("  %s", l)
+			}
+		}
+		goto done
 	}
 	for _, d := range prep.Release.Describe() {
 		add("  %s", d)
@@ -283,6 +307,7 @@ func explainResult(prep *exec.Prepared, cost ledger.Budget) *Result {
 	for _, l := range strings.Split(prep.StageSQL, "\n") {
 		add("  %s", l)
 	}
+done:
 	r := &Result{Columns: []Column{{Name: "QUERY PLAN", Type: "VARCHAR"}}, Tag: "EXPLAIN"}
 	for _, l := range lines {
 		r.Rows = append(r.Rows, []any{l})

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/dp/agg"
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
@@ -23,25 +24,98 @@ type Result struct {
 	Groups, Released int
 }
 
-// Prepared is a plan with its mechanisms, ready to run or explain.
+// Prepared is a plan with its mechanisms, ready to run or explain. When an aggregate has
+// implicit bounds, its mechanisms and stage SQL exist only once the bounds are estimated
+// (Release is nil until then, and BoundsSQL holds the histogram queries).
 type Prepared struct {
-	Plan     *plan.Plan
-	Release  Release
-	StageSQL string
-	dialect  backend.Dialect
+	Plan      *plan.Plan
+	Release   Release
+	StageSQL  string
+	BoundsSQL []string
+	m         Mechanisms
+	dialect   backend.Dialect
 }
 
-// Prepare builds the mechanisms and the stage SQL of a plan.
+// Prepare builds the mechanisms and the stage SQL of a plan, or, when bounds must be
+// estimated first, the histogram queries that estimate them.
 func Prepare(p *plan.Plan, m Mechanisms, d backend.Dialect) (*Prepared, error) {
-	rel, err := m.Prepare(p)
-	if err != nil {
-		return nil, err
+	pr := &Prepared{Plan: p, m: m, dialect: d}
+	for j, a := range p.Aggregates {
+		if !a.Implicit {
+			continue
+		}
+		h, err := Histogram(a)
+		if err != nil {
+			return nil, err
+		}
+		sql, err := sqlgen.BoundsStage(p, d, j, h.ScaleExp, h.NumBins)
+		if err != nil {
+			return nil, err
+		}
+		pr.BoundsSQL = append(pr.BoundsSQL, sql)
 	}
-	sql, err := sqlgen.Stage(p, d)
-	if err != nil {
-		return nil, err
+	if len(pr.BoundsSQL) == 0 {
+		if err := pr.finish(); err != nil {
+			return nil, err
+		}
 	}
-	return &Prepared{Plan: p, Release: rel, StageSQL: sql, dialect: d}, nil
+	return pr, nil
+}
+
+// finish builds the mechanisms and the stage SQL once every bound is known.
+func (pr *Prepared) finish() error {
+	rel, err := pr.m.Prepare(pr.Plan)
+	if err != nil {
+		return err
+	}
+	sql, err := sqlgen.Stage(pr.Plan, pr.dialect)
+	if err != nil {
+		return err
+	}
+	pr.Release, pr.StageSQL = rel, sql
+	return nil
+}
+
+// estimateBounds runs the histogram queries and fixes the implicit bounds.
+func (pr *Prepared) estimateBounds(ctx context.Context, b backend.Backend) error {
+	k := 0
+	for _, a := range pr.Plan.Aggregates {
+		if !a.Implicit {
+			continue
+		}
+		h, err := Histogram(a)
+		if err != nil {
+			return err
+		}
+		rows, err := b.Query(ctx, pr.BoundsSQL[k])
+		if err != nil {
+			return err
+		}
+		k++
+		s := agg.BoundsSummary{Positive: make([]int64, h.NumBins), Negative: make([]int64, h.NumBins)}
+		for _, r := range rows.Values {
+			neg, _ := r[0].(bool)
+			bin, err := toInt64(r[1])
+			if err != nil || bin < 0 || bin >= int64(h.NumBins) {
+				return fmt.Errorf("exec: histogram bin %v out of range", r[1])
+			}
+			n, err := toInt64(r[2])
+			if err != nil {
+				return err
+			}
+			if neg {
+				s.Negative[bin] += n
+			} else {
+				s.Positive[bin] += n
+			}
+		}
+		lo, hi, err := pr.m.Bounds(a, s)
+		if err != nil {
+			return err
+		}
+		setBounds(a, lo, hi)
+	}
+	return pr.finish()
 }
 
 // Run executes a prepared plan on b: the stage SQL, selection and noise per group, and the
@@ -62,6 +136,11 @@ type StageRows struct {
 // Stage runs the plan's SQL in the database. Its result is exact and must never be shown:
 // Release turns it into released values.
 func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, error) {
+	if pr.Release == nil {
+		if err := pr.estimateBounds(ctx, b); err != nil {
+			return nil, err
+		}
+	}
 	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package exec
 import (
 	"math/big"
 
+	"github.com/dpsql/dpsql/dp/agg"
 	"github.com/dpsql/dpsql/internal/plan"
 )
 
@@ -11,6 +12,10 @@ type Mechanisms interface {
 	// Prepare validates the plan's parameters, fills in each aggregate's Encoding (which the
 	// SQL needs), and returns what releases this query's groups.
 	Prepare(p *plan.Plan) (Release, error)
+	// Bounds estimates the clamping bounds of an aggregate with implicit bounds from the
+	// exact histogram of its values (see Histogram), spending its BoundsEpsilon. Too few
+	// data give a *sqlerr.Error with code sqlerr.InsufficientData.
+	Bounds(a *plan.Aggregate, s agg.BoundsSummary) (lower, upper float64, err error)
 }
 
 // Release decides and noises one query's groups. Each call spends nothing by itself: the

@@ -38,6 +38,12 @@ func (Secure) Prepare(p *plan.Plan) (Release, error) {
 	return r, nil
 }
 
+// Bounds estimates bounds with dp/agg's approximate bounds (Laplace noise on a logarithmic
+// histogram).
+func (Secure) Bounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, error) {
+	return secureBounds(a, s)
+}
+
 // NewSelection makes the dp/selection rule of a plan.
 func NewSelection(s plan.Selection) (selection.Strategy, error) {
 	if s.MinUnits > 0 {

@@ -73,6 +73,11 @@ type Aggregate struct {
 	IntegerResult bool
 	// Name is the aggregate as written, for EXPLAIN.
 	Name string
+	// Implicit says the query gave no bounds: they are estimated with DP from a logarithmic
+	// histogram of the clamped values' units before the stage runs, spending BoundsEpsilon
+	// (half of the aggregate's share, as in ZetaSQL); Lower and Upper are set then.
+	Implicit      bool
+	BoundsEpsilon float64
 	// Encoding is how the database must sum this aggregate's clamped values exactly; the
 	// executor fills it in from the aggregate's mechanism before the SQL is generated.
 	Encoding Encoding

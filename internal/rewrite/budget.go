@@ -64,6 +64,13 @@ func budgetSplit(p *plan.Plan) error {
 	if !public && p.Selection.Epsilon == 0 {
 		p.Selection.Epsilon = share
 	}
+	// Implicit bounds take half of their aggregate's share (ZetaSQL).
+	for _, a := range p.Aggregates {
+		if a.Implicit {
+			a.BoundsEpsilon = a.Epsilon / 2
+			a.Epsilon -= a.BoundsEpsilon
+		}
+	}
 	// Delta.
 	delta := o.Delta
 	if o.KThreshold > 0 {

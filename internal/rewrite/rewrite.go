@@ -60,10 +60,8 @@ func aggregates(p *plan.Plan) error {
 		case analyzer.CountRows, analyzer.CountValues:
 			pa.IntegerResult = true
 			if !a.HasBounds {
-				// ZetaSQL estimates count bounds with DP; we bound each unit's count by 1 when
-				// no bounds are given: counting rows becomes counting units with rows, which
-				// is exact for one row per unit and costs no extra budget.
-				pa.Lower, pa.Upper = 0, 1
+				// As in ZetaSQL, each unit's count is clamped to bounds estimated with DP.
+				pa.Implicit = true
 			} else {
 				pa.Lower, pa.Upper = math.Max(0, a.Lower), math.Floor(a.Upper)
 				if pa.Upper < 1 {
@@ -73,9 +71,13 @@ func aggregates(p *plan.Plan) error {
 			}
 		default:
 			if !a.HasBounds {
-				return sqlerr.New(a.Call.Span().Start, sqlerr.InvalidParameterValue,
-					"%s needs clamping bounds", ast.Format(&ast.Ident{Name: a.Func.String()})).
-					WithHint("add CLAMPED BETWEEN lower AND upper (bounds from public knowledge, e.g. 0 AND 120 for ages), or contribution_bounds_per_group => (lower, upper)")
+				if a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles {
+					return sqlerr.New(a.Call.Span().Start, sqlerr.InvalidParameterValue,
+						"%s needs clamping bounds", ast.Format(&ast.Ident{Name: a.Func.String()})).
+						WithHint("add CLAMPED BETWEEN lower AND upper (bounds from public knowledge), or contribution_bounds_per_row => (lower, upper)")
+				}
+				pa.Implicit = true
+				break
 			}
 			if a.Lower == a.Upper {
 				return sqlerr.New(a.Call.Span().Start, sqlerr.InvalidParameterValue,
@@ -136,10 +138,10 @@ func check(p *plan.Plan) error {
 	}
 	total := p.Selection.Epsilon
 	for _, a := range p.Aggregates {
-		if !(a.Epsilon > 0) || a.Lower > a.Upper {
-			return fmt.Errorf("aggregate %d: epsilon %g, bounds [%g, %g]", a.Index, a.Epsilon, a.Lower, a.Upper)
+		if !(a.Epsilon > 0) || a.Lower > a.Upper || a.Implicit != (a.BoundsEpsilon > 0) {
+			return fmt.Errorf("aggregate %d: epsilon %g (bounds %g), bounds [%g, %g]", a.Index, a.Epsilon, a.BoundsEpsilon, a.Lower, a.Upper)
 		}
-		total += a.Epsilon
+		total += a.Epsilon + a.BoundsEpsilon
 	}
 	if total > p.Cost.Epsilon*(1+1e-9) {
 		return fmt.Errorf("the parts spend epsilon %g, more than the query's %g", total, p.Cost.Epsilon)

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/big"
 
+	"github.com/dpsql/dpsql/dp/agg"
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/exec"
 	"github.com/dpsql/dpsql/internal/plan"
@@ -36,6 +37,12 @@ func (Noiseless) Prepare(p *plan.Plan) (exec.Release, error) {
 		a.Encoding = enc
 	}
 	return &release{p: p, keep: func(n int64) bool { return sel.ProbabilityOfKeep(n) >= 0.5 }}, nil
+}
+
+// Bounds returns the edges of the outermost non-empty bins: approximate bounds without
+// noise.
+func (Noiseless) Bounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, error) {
+	return exec.ExactBounds(a, s)
 }
 
 type release struct {

@@ -1,0 +1,143 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dpsql/dpsql/dp/agg"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/plan"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// BoundsHistogram describes the logarithmic histogram the database computes for an
+// aggregate with implicit bounds: bin 0 holds magnitudes up to 2^ScaleExp, bin i > 0 those
+// in (2^(ScaleExp+i-1), 2^(ScaleExp+i)], the last bin everything larger; a negative flag
+// separates the signs.
+type BoundsHistogram struct {
+	ScaleExp, NumBins int
+	// MaxContributions is how many values one unit adds to the histogram in all: kappa
+	// groups, one value per group (two, the smallest and largest row, for per-row
+	// functions).
+	MaxContributions int64
+}
+
+// boundsOptions are the dp/agg options of an aggregate's bounds estimate.
+func boundsOptions(a *plan.Aggregate) agg.BoundsOptions {
+	o := agg.BoundsOptions{Epsilon: a.BoundsEpsilon, MaxContributions: a.Kappa}
+	switch a.Func {
+	case analyzer.CountRows, analyzer.CountValues:
+		o.Scale = 1 // counts are integers: bin 0 is [0, 1]
+	case analyzer.VarPop, analyzer.StddevPop:
+		o.MaxContributions = 2 * a.Kappa
+	}
+	return o
+}
+
+// Histogram returns the histogram layout of an aggregate with implicit bounds.
+func Histogram(a *plan.Aggregate) (BoundsHistogram, error) {
+	o := boundsOptions(a)
+	b, err := agg.NewApproxBounds(o)
+	if err != nil {
+		return BoundsHistogram{}, err
+	}
+	exp := -1022
+	if o.Scale != 0 {
+		_, e := math.Frexp(o.Scale)
+		exp = e - 1
+	}
+	return BoundsHistogram{ScaleExp: exp, NumBins: b.NumBins(), MaxContributions: o.MaxContributions}, nil
+}
+
+// secureBounds estimates bounds with dp/agg's approximate bounds.
+func secureBounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, error) {
+	b, err := agg.NewApproxBounds(boundsOptions(a))
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := b.Merge(s); err != nil {
+		return 0, 0, err
+	}
+	lo, hi, err := b.Result()
+	if errors.Is(err, agg.ErrNotEnoughData) {
+		return 0, 0, notEnoughData(a)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return lo, hi, nil
+}
+
+func notEnoughData(a *plan.Aggregate) error {
+	return &sqlerr.Error{Code: sqlerr.InsufficientData,
+		Msg:  fmt.Sprintf("there are too few data to estimate clamping bounds for %s with differential privacy", a.Name),
+		Hint: "give bounds from public knowledge (CLAMPED BETWEEN lower AND upper, or contribution_bounds_per_group => (lower, upper)), or use a larger epsilon"}
+}
+
+// ExactBounds is what approximate bounds would return without noise: the edges of the
+// outermost non-empty bins. For the noiseless test mode.
+func ExactBounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, error) {
+	h, err := Histogram(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	edge := func(i int) float64 { return math.Ldexp(1, h.ScaleExp+i) }
+	inner := func(i int) float64 {
+		if i == 0 {
+			return 0
+		}
+		return edge(i - 1)
+	}
+	mostNeg, leastNeg, mostPos, leastPos := -1, -1, -1, -1
+	for i := h.NumBins - 1; i >= 0; i-- {
+		if i < len(s.Negative) && s.Negative[i] > 0 {
+			if mostNeg < 0 {
+				mostNeg = i
+			}
+			leastNeg = i
+		}
+		if i < len(s.Positive) && s.Positive[i] > 0 {
+			if mostPos < 0 {
+				mostPos = i
+			}
+			leastPos = i
+		}
+	}
+	var lo, hi float64
+	switch {
+	case mostNeg >= 0:
+		lo = -edge(mostNeg)
+	case leastPos >= 0:
+		lo = inner(leastPos)
+	default:
+		return 0, 0, notEnoughData(a)
+	}
+	switch {
+	case mostPos >= 0:
+		hi = edge(mostPos)
+	default:
+		hi = -inner(leastNeg)
+	}
+	return lo, hi, nil
+}
+
+// setBounds fixes an aggregate's bounds from an estimate: counts clamp to [0, U] with U at
+// least 1; other bounds are widened to a non-empty interval.
+func setBounds(a *plan.Aggregate, lo, hi float64) {
+	switch a.Func {
+	case analyzer.CountRows, analyzer.CountValues:
+		a.Lower, a.Upper = 0, math.Max(1, math.Floor(hi))
+		return
+	}
+	if lo >= hi {
+		if hi > 0 {
+			lo = 0
+		} else if lo < 0 {
+			hi = 0
+		} else {
+			hi = 1
+		}
+	}
+	a.Lower, a.Upper = lo, hi
+}

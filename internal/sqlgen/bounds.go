@@ -1,0 +1,128 @@
+package sqlgen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/plan"
+)
+
+// BoundsStage prints the query that computes the logarithmic histogram of aggregate j's
+// per-unit values, for estimating implicit bounds: the same rows, per-unit aggregation and
+// contribution bounding (same seed, so the same groups per unit) as the stage, then one row
+// per (sign, bin) with its count. Bins follow exec.Histogram: bin 0 holds magnitudes up to
+// 2^scaleExp, bin i those in (2^(scaleExp+i-1), 2^(scaleExp+i)], the last bin everything
+// larger (and infinities).
+//
+// Per-unit values are the unit's per-group count, sum or average; for per-row functions
+// (VAR_POP, STDDEV_POP) the unit's smallest and largest row in the group.
+func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) (string, error) {
+	a := p.Aggregates[j]
+	v := "_dp_v"
+	var partials []string
+	switch a.Func {
+	case analyzer.CountRows:
+		partials = []string{"COUNT(*)"}
+	case analyzer.CountValues:
+		partials = []string{"COUNT(" + v + ")"}
+	case analyzer.Sum:
+		partials = []string{valueExpr(d, "SUM("+v+")")}
+	case analyzer.Avg:
+		partials = []string{valueExpr(d, "AVG("+v+")")}
+	case analyzer.VarPop, analyzer.StddevPop:
+		partials = []string{"MIN(" + v + ")", "MAX(" + v + ")"}
+	default:
+		return "", fmt.Errorf("sqlgen: implicit bounds are not supported for %s", a.Func)
+	}
+	arg := p.Query.Aggregates[j].Arg
+	var value string
+	switch {
+	case arg == nil:
+	case a.Func == analyzer.CountValues:
+		value = Print(d, arg)
+	default:
+		value = valueExpr(d, Print(d, arg))
+	}
+	var b strings.Builder
+	keys := writePrefix(&b, p, d, value, partials)
+	_ = keys
+	dbl := doubleType(d)
+	var sides []string
+	for i := range partials {
+		sides = append(sides, fmt.Sprintf("SELECT CAST(_dp_x%d AS %s) AS x FROM _dp_bounded", i, dbl))
+	}
+	fmt.Fprintf(&b, ",\n_dp_values AS (\n  %s\n),\n", strings.Join(sides, "\n  UNION ALL "))
+	fmt.Fprintf(&b, "_dp_exp AS (\n  SELECT x, CAST(CEIL(LN(ABS(x)) / LN(2.0)) AS INTEGER) AS e FROM _dp_values\n  WHERE x IS NOT NULL AND ABS(x) > %s AND ABS(x) < CAST('Infinity' AS %s)\n)\n", num(pow2(scaleExp)), dbl)
+	// ceil(log2|x|) is computed in floating point and corrected exactly against powers of
+	// two (which POWER computes exactly).
+	exact := "(e + CASE WHEN ABS(x) > POWER(2.0, e) THEN 1 WHEN ABS(x) <= POWER(2.0, e - 1) THEN -1 ELSE 0 END)"
+	fmt.Fprintf(&b, "SELECT x < 0 AS neg, LEAST(%d, %s - (%d)) AS bin, COUNT(*) AS n FROM _dp_exp GROUP BY 1, 2\n", numBins-1, exact, scaleExp)
+	fmt.Fprintf(&b, "UNION ALL SELECT x < 0, CASE WHEN ABS(x) <= %s THEN 0 ELSE %d END, COUNT(*) FROM _dp_values\n  WHERE x IS NOT NULL AND (ABS(x) <= %s OR ABS(x) = CAST('Infinity' AS %s)) GROUP BY 1, 2",
+		num(pow2(scaleExp)), numBins-1, num(pow2(scaleExp)), dbl)
+	return b.String(), nil
+}
+
+func pow2(e int) float64 {
+	v := 1.0
+	for ; e > 0; e-- {
+		v *= 2
+	}
+	for ; e < 0; e++ {
+		v /= 2
+	}
+	return v
+}
+
+func doubleType(d backend.Dialect) string {
+	if d == backend.Postgres {
+		return "DOUBLE PRECISION"
+	}
+	return "DOUBLE"
+}
+
+// writePrefix writes the CTEs every stage query starts with: the analyst's CTEs; _dp_rows
+// (keys, privacy unit and one value column _dp_v, filtered, units not NULL); _dp_per_unit
+// (one row per group and unit with the given partial aggregates of _dp_v as _dp_x0, ...);
+// _dp_bounded (at most kappa groups per unit). It returns the key column names.
+func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, value string, partials []string) []string {
+	q := p.Query
+	pr := func(n ast.Node) string { return Print(d, n) }
+	b.WriteString("WITH ")
+	for _, cte := range q.With {
+		b.WriteString(pr(cte))
+		b.WriteString(",\n")
+	}
+	keys := make([]string, len(q.Keys))
+	cols := []string{}
+	for i, k := range q.Keys {
+		keys[i] = analyzer.KeyColumn(i)
+		cols = append(cols, fmt.Sprintf("%s AS %s", pr(k.Expr), keys[i]))
+	}
+	cols = append(cols, pr(q.Unit)+" AS _dp_uid")
+	if value != "" {
+		cols = append(cols, value+" AS _dp_v")
+	}
+	b.WriteString("_dp_rows AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM ")
+	for i, t := range q.From {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(pr(t))
+	}
+	b.WriteString("\n  WHERE ")
+	if q.Where != nil {
+		b.WriteString("(" + pr(q.Where) + ") AND ")
+	}
+	b.WriteString("(" + pr(q.Unit) + ") IS NOT NULL\n),\n")
+	cols = append(append([]string(nil), keys...), "_dp_uid")
+	for i, x := range partials {
+		cols = append(cols, fmt.Sprintf("%s AS _dp_x%d", x, i))
+	}
+	group := strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", ")
+	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM _dp_rows\n  GROUP BY " + group + "\n),\n")
+	b.WriteString("_dp_bounded AS (\n" + boundContributions(d, keys, p.Kappa, p.Seed) + "\n)")
+	return keys
+}

@@ -55,6 +55,8 @@ func kappaVariants() []kappaVariant {
 			order: "hashint4extended(key, hashint8extended(uid, " + seed + "))"},
 		{name: "window-text-hash", sql: windowSQL,
 			order: "hashtextextended(uid::text || '|' || key::text, " + seed + ")"},
+		{name: "window-rowtext-hash", sql: windowSQL,
+			order: "hashtextextended(CAST(ROW(uid, key) AS TEXT), " + seed + ")"},
 		{name: "window-record-hash", sql: windowSQL,
 			order: "hash_record_extended(ROW(uid, key), " + seed + ")"},
 		{name: "window-md5", sql: windowSQL,

@@ -56,6 +56,16 @@ func printer(d backend.Dialect) *ast.Printer {
 				p.WriteString(" END)")
 				return true
 			}
+			if d == backend.Postgres && (name == "round" || name == "trunc") && len(n.Args) == 2 {
+				// PostgreSQL rounds to n digits only NUMERIC values (there is no
+				// round(double precision, integer)); both round half away from zero.
+				p.WriteString(name + "(CAST(")
+				p.Print(n.Args[0])
+				p.WriteString(" AS NUMERIC), ")
+				p.Print(n.Args[1])
+				p.WriteString(")")
+				return true
+			}
 			if to, ok := funcNames[d][name]; ok {
 				c := *n
 				c.Name = []*ast.Ident{{Name: to}}

@@ -83,9 +83,11 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 		case analyzer.CountValues:
 			cols = append(cols, fmt.Sprintf("COUNT(%s) AS _dp_p%d", v, j))
 		case analyzer.Sum:
-			cols = append(cols, fmt.Sprintf("SUM(%s) AS _dp_p%d", v, j))
+			// +Infinity and -Infinity in one unit's values sum to NaN: like a NaN value,
+			// that partial is not a value (valueExpr makes it NULL, skipped).
+			cols = append(cols, fmt.Sprintf("%s AS _dp_p%d", valueExpr(d, "SUM("+v+")"), j))
 		case analyzer.Avg:
-			cols = append(cols, fmt.Sprintf("AVG(%s) AS _dp_p%d", v, j))
+			cols = append(cols, fmt.Sprintf("%s AS _dp_p%d", valueExpr(d, "AVG("+v+")"), j))
 		case analyzer.VarPop, analyzer.StddevPop:
 			c := clampExpr(v, a.Lower, a.Upper)
 			cols = append(cols, fmt.Sprintf("AVG(%s) AS _dp_p%d", c, j))
@@ -142,20 +144,33 @@ func valueExpr(d backend.Dialect, x string) string {
 	return fmt.Sprintf("NULLIF(CAST(%s AS %s), CAST('NaN' AS %s))", x, t, t)
 }
 
+// clampExpr clamps x into [lo, hi] and keeps NULL as NULL: GREATEST and LEAST skip NULL
+// arguments in DuckDB and PostgreSQL, so without the CASE a NULL (a unit without a value, or a
+// NaN made NULL by valueExpr) would become lo and be summed and counted.
 func clampExpr(x string, lo, hi float64) string {
-	return fmt.Sprintf("LEAST(GREATEST(%s, %s), %s)", x, num(lo), num(hi))
+	return clampSQL(x, num(lo), num(hi))
 }
 
-// exactSum sums the fixed-point encodings of x: each value is rounded to a multiple of unit
-// and clamped to [lo, hi] units in integer arithmetic, so the sum is exact and its terms are
-// within the bounds the sensitivity was computed from, whatever the rounding mode.
+func clampSQL(x, lo, hi string) string {
+	return fmt.Sprintf("CASE WHEN %s IS NOT NULL THEN LEAST(GREATEST(%s, %s), %s) END", x, x, lo, hi)
+}
+
+// exactSum sums the fixed-point encodings of x: each value is clamped to [lo, hi] units,
+// divided by unit and rounded, so the sum is exact and its terms are within the bounds the
+// sensitivity was computed from, whatever the rounding mode (lo and hi are integers).
+//
+// The clamp comes before the cast to BIGINT: a value beyond the range of BIGINT units (a
+// large per-unit sum, or +-Infinity) must clamp like any other, not fail the query, since
+// whether a query fails must not depend on one unit's data. NULL stays NULL (not summed).
 func exactSum(d backend.Dialect, x string, unit float64, lo, hi int64) string {
 	big := "HUGEINT"
 	if d == backend.Postgres {
 		big = "NUMERIC"
 	}
-	return fmt.Sprintf("SUM(CAST(LEAST(GREATEST(CAST(ROUND(%s / %s) AS BIGINT), %d), %d) AS %s))",
-		x, num(unit), lo, hi, big)
+	// Clamp to [lo*unit, hi*unit] (exact: unit is a power of two) before dividing, so that
+	// the division cannot overflow either (PostgreSQL fails on float overflow).
+	clamped := clampSQL(x, num(float64(lo)*unit), num(float64(hi)*unit))
+	return fmt.Sprintf("SUM(CAST(CAST(ROUND((%s) / %s) AS BIGINT) AS %s))", clamped, num(unit), big)
 }
 
 func num(v float64) string {

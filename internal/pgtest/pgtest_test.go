@@ -151,8 +151,10 @@ func TestClusterLifecycle(t *testing.T) {
 	if len(pids) < 3 || !slices.Contains(pids, c.PID()) { // postmaster, checkpointer, ...
 		t.Errorf("Processes() = %v, want the postmaster %d and its children", pids, c.PID())
 	}
-	if got := pgrep(t, c.Name()); got != nil && len(got) != len(pids) {
-		t.Errorf("pgrep -f %s = %v, Processes() = %v", c.Name(), got, pids)
+	// Short-lived backends (psql's, autovacuum workers) come and go, so the two lists need
+	// not be equal; both must see the postmaster.
+	if got := pgrep(t, c.Name()); got != nil && !slices.Contains(got, strconv.Itoa(c.PID())) {
+		t.Errorf("pgrep -f %s = %v, lacks the postmaster %d", c.Name(), got, c.PID())
 	}
 
 	if err := c.Stop(); err != nil {

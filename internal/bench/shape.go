@@ -32,11 +32,13 @@ type Shape struct {
 	Rows  int64 // total rows
 	Users int64 // distinct users; rows per user is Rows/Users (rows are interleaved, not sorted by user)
 	Keys  int64 // distinct partition keys
-	// Values: "uniform" (v uniform in [0,100)) or "exp" (exponential with mean 10, a heavy right
-	// tail so clamping matters).
+	// Values: "uniform" (v uniform in [0,100)), "exp" (exponential with mean 10, a heavy right
+	// tail so clamping matters) or "quarters" (multiples of 1/4, for exact comparisons).
 	Values string
-	// UIDType: "bigint" (default) or "varchar" ('u' || number), to measure hashing and grouping
-	// on strings.
+	// UIDType: "bigint" (dense 0..Users-1), "sparse" (the default: BIGINT spread over the whole
+	// 64-bit range, as real ids are; dense ids let DuckDB use perfect hashing in joins and
+	// aggregates, which flatters some strategies) or "varchar" ('u' || number), to measure
+	// hashing and grouping on strings.
 	UIDType string
 	// NullKeyFrac: fraction of rows whose key is NULL (NULL is a group of its own).
 	NullKeyFrac float64
@@ -51,7 +53,7 @@ func DefaultShape(kind ShapeKind, rows int64) Shape {
 	if users < 1 {
 		users = 1
 	}
-	return Shape{Kind: kind, Rows: rows, Users: users, Keys: 1000, Values: "uniform", UIDType: "bigint", Seed: 42}
+	return Shape{Kind: kind, Rows: rows, Users: users, Keys: 1000, Values: "uniform", UIDType: "sparse", Seed: 42}
 }
 
 func (s Shape) String() string {
@@ -61,7 +63,7 @@ func (s Shape) String() string {
 
 func (s Shape) uidType() string {
 	if s.UIDType == "" {
-		return "bigint"
+		return "sparse"
 	}
 	return s.UIDType
 }
@@ -102,6 +104,10 @@ func (s Shape) GenerateSQL(table string) (string, error) {
 		val = "(" + u + " * 100.0)"
 	case "exp":
 		val = "(-10.0 * ln(1.0 - " + u + "))"
+	case "quarters":
+		// multiples of 1/4 in [0,100): sums are exact in any order, so strategies can be
+		// compared bit for bit.
+		val = "(floor(" + u + " * 400.0) / 4.0)"
 	default:
 		return "", fmt.Errorf("bench: unknown value distribution %q", s.Values)
 	}
@@ -109,6 +115,8 @@ func (s Shape) GenerateSQL(table string) (string, error) {
 	switch strings.ToLower(s.uidType()) {
 	case "bigint":
 		uid = "CAST(" + uidExpr + " AS BIGINT)"
+	case "sparse":
+		uid = fmt.Sprintf("CAST(hash(%s, %d::UBIGINT) >> 1 AS BIGINT)", uidExpr, seed+3)
 	case "varchar":
 		uid = "'u' || CAST(" + uidExpr + " AS VARCHAR)"
 	default:

@@ -123,7 +123,10 @@ func (s Spec) final(prefix string) string {
 		case Count:
 			fmt.Fprintf(&b, ", sum(least(greatest(%s, %d), %d)) AS a%d", p, int64(a.Lo), int64(a.Hi), j)
 		default:
-			fmt.Fprintf(&b, ", sum(CAST(round(least(greatest(CAST(%s AS DOUBLE), %s), %s) * %s) AS HUGEINT)) AS a%d",
+			// CAST(DOUBLE AS BIGINT) rounds half away from zero, like round(). The per-user
+			// value fits BIGINT when max(|Lo|,|Hi|) * 2^UnitExp < 2^63; sum(BIGINT) accumulates
+			// in HUGEINT, so the total is exact and independent of the order of the rows.
+			fmt.Fprintf(&b, ", sum(CAST(least(greatest(CAST(%s AS DOUBLE), %s), %s) * %s AS BIGINT)) AS a%d",
 				p, lit(a.Lo), lit(a.Hi), lit(float64(uint64(1)<<s.unitExp())), j)
 		}
 	}
@@ -135,10 +138,23 @@ func (s Spec) final(prefix string) string {
 // XOR-ing in the hash of the last argument, and ordering values by (c XOR x) for a random c is
 // NOT a uniformly random order (it follows the binary trie of the x). See docs/benchmarks.md.
 func (s Spec) HashExpr(prefix string, seed uint64) string {
-	return fmt.Sprintf("hash(hash(%su, %s, %d::UBIGINT))", prefix, s.keyCols(prefix), seed)
+	return HashSQL(prefix+"u", s.keyCols(prefix), seedLit(seed))
 }
+
+// HashSQL spells the sampling rank of one (uid, keys) pair: hash(hash(uid, keys..., seed)).
+// keys is a comma-separated list of key expressions, seed a UBIGINT expression.
+func HashSQL(uid, keys, seed string) string {
+	return fmt.Sprintf("hash(hash(%s, %s, %s))", uid, keys, seed)
+}
+
+// HashSQLXor is the one-level hash(uid, keys..., seed), biased: do not use.
+func HashSQLXor(uid, keys, seed string) string {
+	return fmt.Sprintf("hash(%s, %s, %s)", uid, keys, seed)
+}
+
+func seedLit(seed uint64) string { return fmt.Sprintf("%d::UBIGINT", seed) }
 
 // HashExprXor is the tempting one-level hash(u, g0, ..., seed); kept only to show its bias.
 func (s Spec) HashExprXor(prefix string, seed uint64) string {
-	return fmt.Sprintf("hash(%su, %s, %d::UBIGINT)", prefix, s.keyCols(prefix), seed)
+	return HashSQLXor(prefix+"u", s.keyCols(prefix), seedLit(seed))
 }

@@ -24,9 +24,13 @@ func Strategies() []Strategy {
 		{Name: "window_random", Note: "textbook ROW_NUMBER() OVER (PARTITION BY uid ORDER BY random()); reference only, not reproducible", SQL: windowRandomSQL},
 		{Name: "window_hash", Exact: true, Note: "QUALIFY row_number() OVER (PARTITION BY uid ORDER BY h) <= kappa", SQL: windowHashSQL},
 		{Name: "minby_struct", Exact: true, Note: "min_by(struct of keys and partials, h, kappa) GROUP BY uid, UNNEST, GROUP BY key", SQL: minByStructSQL},
-		{Name: "minby_lists", Exact: true, Note: "one min_by(col, h, kappa) per column, UNNESTed side by side", SQL: minByListsSQL},
+		{Name: "minby_lists", Note: "one min_by(col, h, kappa) per column, UNNESTed side by side; WRONG with NULL keys or partials (min_by skips NULL arguments, so the lists misalign)", SQL: minByListsSQL},
 		{Name: "threshold_join", Exact: true, Note: "per-user kappa-th smallest h by aggregation, joined back", SQL: thresholdJoinSQL},
 		{Name: "threshold_join_fast", Exact: true, Note: "threshold only for users with more than kappa keys, LEFT JOIN", SQL: thresholdJoinFastSQL},
+		{Name: "prefilter_join", Exact: true, Note: "per-user kappa-th smallest distinct h from a list of raw-row hashes; join raw rows, keep h <= threshold, then stages 1 and 3", SQL: prefilterJoinSQL},
+		{Name: "prefilter_leftjoin", Exact: true, Note: "prefilter_join with thresholds only for users over kappa keys (LEFT JOIN)", SQL: prefilterLeftJoinSQL},
+		{Name: "prefilter_sort", Exact: true, Note: "prefilter_join with list_sort(list_distinct(hs))[kappa] instead of kappa min passes", SQL: prefilterSortSQL},
+		{Name: "prefilter_lists", Exact: true, Note: "one scan: per-user lists of key, values and h; threshold; UNNEST the kept rows; stages 1 and 3", SQL: prefilterListsSQL},
 	}
 }
 
@@ -106,4 +110,140 @@ SELECT %s FROM p LEFT JOIN (SELECT u, list_max(min(h, %d)) AS t FROM p GROUP BY 
   ON p.u = th.u
 WHERE th.t IS NULL OR p.h <= th.t
 GROUP BY %s`, s.HashExpr("", seed), s.Stage1(), s.final("p."), s.Kappa, s.Kappa, s.keyCols("p."))
+}
+
+// rawHash is HashExpr over the raw relation's own columns (before stage 1).
+func (s Spec) rawHash(seed uint64) string {
+	return HashSQL(s.UID, strings.Join(s.Keys, ", "), seedLit(seed))
+}
+
+// kthDistinctCTEs returns CTEs that compute, per user u, m = the kappa-th smallest distinct
+// value of the list hs (NULL when the user has fewer than kappa distinct values), by kappa-1
+// passes of "smallest value greater than the previous one". Each pass is a cheap vectorised
+// list_filter + list_min; sorting the lists costs more for small kappa. carry lists other
+// columns to keep (", a, b"); the last CTE keeps hs only if keepHs. It returns the CTE text
+// and the name of the last CTE.
+func kthDistinctCTEs(first string, kappa int, carry string, keepHs bool) (ctes, last string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "m1 AS (SELECT u, hs%s, list_min(hs) AS m FROM %s)", carry, first)
+	last = "m1"
+	for i := 2; i <= kappa; i++ {
+		keep := ", hs" + carry
+		if i == kappa && !keepHs {
+			keep = carry
+		}
+		fmt.Fprintf(&b, ",\nm%d AS (SELECT u%s, list_min(list_filter(hs, x -> x > m)) AS m FROM %s)", i, keep, last)
+		last = fmt.Sprintf("m%d", i)
+	}
+	return b.String(), last
+}
+
+// rawStage1 is stage 1 over the raw rows r joined with the threshold table th.
+func (s Spec) rawStage1Select(prefix string) string {
+	var b strings.Builder
+	for i, k := range s.Keys {
+		fmt.Fprintf(&b, "%s%s AS g%d, ", prefix, k, i)
+	}
+	fmt.Fprintf(&b, "%s%s AS u", prefix, s.UID)
+	for j, a := range s.Aggs {
+		ap := a
+		if ap.Expr != "" && ap.Expr != "*" {
+			ap.Expr = prefix + ap.Expr
+		}
+		fmt.Fprintf(&b, ", %s AS p%d", ap.partial(), j)
+	}
+	return b.String()
+}
+
+// Recommended names the strategy docs/benchmarks.md recommends to the SQL generator.
+const Recommended = "prefilter_join"
+
+// prefilterBounded returns the WITH clause and the bounded stage-1 query of prefilter_join:
+// one row per kept (keys, uid) with the partials, at most kappa rows per uid.
+func prefilterBounded(s Spec, seed uint64) (with, bounded string) {
+	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
+	with = fmt.Sprintf("WITH l AS (SELECT %s AS u, list(%s) AS hs FROM %s GROUP BY 1),\n%s",
+		s.UID, s.rawHash(seed), s.Table, ctes)
+	bounded = fmt.Sprintf(`SELECT %s FROM %s AS r JOIN %s AS th ON r.%s = th.u
+  WHERE th.m IS NULL OR %s <= th.m
+  GROUP BY %s`, s.rawStage1Select("r."), s.Table, last, s.UID,
+		HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), s.stage1GroupBy())
+	return with, bounded
+}
+
+// KeptPairsSQL returns the stage-2 output of the recommended strategy: columns g0.., u and the
+// partials, one row per kept (keys, uid). Tests count rows per u.
+func KeptPairsSQL(s Spec, seed uint64) string {
+	with, bounded := prefilterBounded(s, seed)
+	return with + "\n" + bounded
+}
+
+func prefilterJoinSQL(s Spec, seed uint64) string {
+	with, bounded := prefilterBounded(s, seed)
+	return fmt.Sprintf("%s\nSELECT %s FROM (\n  %s\n) GROUP BY %s", with, s.final(""), bounded, s.keyCols(""))
+}
+
+func prefilterLeftJoinSQL(s Spec, seed uint64) string {
+	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
+	return fmt.Sprintf(`WITH l AS (SELECT %[1]s AS u, list(%[2]s) AS hs FROM %[3]s GROUP BY 1),
+%[4]s
+SELECT %[5]s FROM (
+  SELECT %[6]s FROM %[3]s AS r LEFT JOIN (SELECT * FROM %[7]s WHERE m IS NOT NULL) AS th ON r.%[1]s = th.u
+  WHERE th.m IS NULL OR %[8]s <= th.m
+  GROUP BY %[10]s
+) GROUP BY %[11]s`, s.UID, s.rawHash(seed), s.Table, ctes, s.final(""), s.rawStage1Select("r."), last,
+		HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), seed, s.stage1GroupBy(), s.keyCols(""))
+}
+
+func prefilterSortSQL(s Spec, seed uint64) string {
+	return fmt.Sprintf(`WITH th AS (SELECT %[1]s AS u, list_sort(list_distinct(list(%[2]s)))[%[4]d] AS m FROM %[3]s GROUP BY 1)
+SELECT %[5]s FROM (
+  SELECT %[6]s FROM %[3]s AS r JOIN th ON r.%[1]s = th.u
+  WHERE th.m IS NULL OR %[7]s <= th.m
+  GROUP BY %[9]s
+) GROUP BY %[10]s`, s.UID, s.rawHash(seed), s.Table, s.Kappa, s.final(""), s.rawStage1Select("r."),
+		HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), seed, s.stage1GroupBy(), s.keyCols(""))
+}
+
+func prefilterListsSQL(s Spec, seed uint64) string {
+	// lists: hs, one per key (k0s...), one per aggregate argument (a0s...).
+	var lists, carry, unn []string
+	for i, k := range s.Keys {
+		lists = append(lists, fmt.Sprintf("list(%s) AS k%ds", k, i))
+		carry = append(carry, fmt.Sprintf("k%ds", i))
+		unn = append(unn, fmt.Sprintf("unnest(k%ds) AS g%d", i, i))
+	}
+	var parts []string
+	for j, a := range s.Aggs {
+		arg := a.Expr
+		if arg == "" || arg == "*" {
+			arg = "1"
+		}
+		lists = append(lists, fmt.Sprintf("list(%s) AS a%ds", arg, j))
+		carry = append(carry, fmt.Sprintf("a%ds", j))
+		unn = append(unn, fmt.Sprintf("unnest(a%ds) AS x%d", j, j))
+		ap := a
+		ap.Expr = fmt.Sprintf("x%d", j)
+		if a.Kind == Count && (a.Expr == "" || a.Expr == "*") {
+			ap.Expr = "*"
+		}
+		parts = append(parts, fmt.Sprintf("%s AS p%d", ap.partial(), j))
+	}
+	c := ", " + strings.Join(carry, ", ")
+	ctes, last := kthDistinctCTEs("l", s.Kappa, c, true)
+	return fmt.Sprintf(`WITH l AS (SELECT %[1]s AS u, list(%[2]s) AS hs, %[3]s FROM %[4]s GROUP BY 1),
+%[5]s,
+r AS (SELECT u, m, unnest(hs) AS h, %[6]s FROM %[7]s)
+SELECT %[8]s FROM (
+  SELECT %[9]s, u, %[10]s FROM r WHERE m IS NULL OR h <= m GROUP BY %[11]s
+) GROUP BY %[9]s`, s.UID, s.rawHash(seed), strings.Join(lists, ", "), s.Table, ctes, strings.Join(unn, ", "),
+		last, s.final(""), s.keyCols(""), strings.Join(parts, ", "), s.stage1GroupBy())
+}
+
+func prefixed(prefix string, xs []string) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = prefix + x
+	}
+	return strings.Join(out, ", ")
 }

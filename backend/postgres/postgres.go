@@ -36,6 +36,11 @@ type Options struct {
 	// MaxTxAttempts is how many times Tx runs its function before giving up on
 	// serialization failures and deadlocks. Default DefaultMaxTxAttempts.
 	MaxTxAttempts int
+	// Settings are session settings (name → value) sent when connecting, for example
+	// work_mem for large stage queries. They cannot loosen analyst mode: its
+	// default_transaction_read_only and statement_timeout win, and every analyst call sets
+	// READ ONLY and the timeout again.
+	Settings map[string]string
 }
 
 // DB is an open PostgreSQL database. It is safe for concurrent use; each call takes a
@@ -85,6 +90,9 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	}
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
+	}
+	for k, v := range opts.Settings {
+		cfg.RuntimeParams[k] = v
 	}
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 		cfg.RuntimeParams["application_name"] = "dpsql"

@@ -435,6 +435,21 @@ func TestStatementTimeout(t *testing.T) {
 	}
 }
 
+func TestSettings(t *testing.T) {
+	_, url := open(t, postgres.Options{Mode: backend.Owner})
+	// Settings apply, but cannot loosen analyst mode.
+	db := openURL(t, url, postgres.Options{Settings: map[string]string{
+		"work_mem": "32MB", "default_transaction_read_only": "off", "statement_timeout": "0",
+	}})
+	rows := mustQuery(t, db, "SELECT current_setting('work_mem'), current_setting('default_transaction_read_only'), current_setting('statement_timeout')")
+	if got := fmt.Sprint(rows.Values[0]); got != "[32MB on 1min]" {
+		t.Errorf("settings %s, want [32MB on 1min]", got)
+	}
+	if err := db.Exec(context.Background(), "CREATE TABLE x (i int)"); postgres.SQLState(err) != postgres.ReadOnlyTransaction {
+		t.Errorf("write with settings that try to loosen analyst mode: %v", err)
+	}
+}
+
 func TestContextCancelStopsServerQuery(t *testing.T) {
 	db, _ := open(t, postgres.Options{Mode: backend.Owner, MaxConns: 1})
 	pid := mustQuery(t, db, "SELECT pg_backend_pid()").Values[0][0]

@@ -139,6 +139,12 @@ func (b *ApproxBounds) Fresh() *ApproxBounds {
 // NumBins returns the number of bins on each side.
 func (b *ApproxBounds) NumBins() int { return b.numBins }
 
+// Scale returns the width of bin 0, a power of two (2^ScaleExp).
+func (b *ApproxBounds) Scale() float64 { return math.Ldexp(1, b.scaleExp) }
+
+// ScaleExp returns log2(Scale()), the exponent the bin formula subtracts.
+func (b *ApproxBounds) ScaleExp() int { return b.scaleExp }
+
 // BinIndex returns the bin of v: negative is v < 0 (so -0 is positive), and
 //
 //	bin = 0                                         if |v| <= Scale (including 0)

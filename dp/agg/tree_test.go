@@ -218,6 +218,9 @@ func TestNoiselessApproxBounds(t *testing.T) {
 	// Merging bin counts computed elsewhere.
 	m := noiseless(b.Fresh())
 	s := BoundsSummary{Positive: make([]int64, m.NumBins())}
+	if m.Scale() != math.Ldexp(1, -1022) || m.ScaleExp() != -1022 || m.NumBins() != 2046 {
+		t.Errorf("Scale, ScaleExp, NumBins = %v, %d, %d", m.Scale(), m.ScaleExp(), m.NumBins())
+	}
 	bin, neg, _ := m.BinIndex(3)
 	if neg || bin != 1024 {
 		t.Fatalf("BinIndex(3) = %d, %v", bin, neg)

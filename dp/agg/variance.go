@@ -120,11 +120,27 @@ func (v *BoundedVariance) RoundedBounds() (lower, upper float64) {
 
 // Sensitivities returns the per-partition L∞ sensitivities, with
 // k = MaxContributionsPerPartition and d = (U' - L')/2: count k, normalised
-// sum k*d, normalised sum of squares k*d²/2.
+// sum k*d, and normalised sum of squares k*(d²/2 + (1 + |S|)*Unit()²/2),
+// where S = units(Lower) + units(Upper).
+//
+// The slack (1 + |S|)*Unit()²/2, a fraction 4(1 + |S|)/D² of d²/2 (2^-23 or
+// less for bounds [0, U] or [-U, U], 1.5e-3 for narrow bounds far from zero
+// such as [99, 100]), covers
+// summaries whose SquareUnits are not the squares of their Units: a SQL
+// backend may give, per privacy unit, p = round(mean of u) and r =
+// round(mean of u²) over the unit's rows (u the encoded row values, the
+// means exact before the one rounding). For exact means, r - S*p + S²/4 is
+// the mean of (u - S/2)² over the rows, within [0, D²/4] (D = units(Upper) -
+// units(Lower)); rounding each mean moves 4r - 4S*p by at most 2 + 2|S|
+// quarter-units², which is the slack. Means computed in floating point carry
+// further error that the slack does not cover. When SquareUnits are the
+// squares of the encoded values (Add, Summary) the slack is unused.
 func (v *BoundedVariance) Sensitivities() (count, normalisedSum, normalisedSquares float64) {
 	k := float64(v.priv.perPartition)
 	d := v.halfRange()
-	return k, k * d, k * d * d / 2
+	S := math.Abs(float64(v.enc.lo + v.enc.hi))
+	slack := math.Ldexp((1+S)/2, 2*v.enc.exp)
+	return k, k * d, k * (d*d/2 + slack)
 }
 
 // halfRange returns d = (U' - L')/2.

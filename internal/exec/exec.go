@@ -131,6 +131,8 @@ func (pr *Prepared) Run(ctx context.Context, b backend.Backend) (*Result, error)
 // StageRows is what the database computed for a plan: one exact row per group.
 type StageRows struct {
 	probe, rows *backend.Rows
+	// leaves holds the quantile trees' leaf counts: aggregate -> group key -> leaf -> count.
+	leaves map[int]map[string]map[int]int64
 }
 
 // Stage runs the plan's SQL in the database. Its result is exact and must never be shown:
@@ -149,7 +151,11 @@ func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, e
 	if err != nil {
 		return nil, err
 	}
-	return &StageRows{probe: probe, rows: rows}, nil
+	leaves, err := pr.quantileLeaves(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return &StageRows{probe: probe, rows: rows, leaves: leaves}, nil
 }
 
 // ReleaseRows selects and noises the groups of st (each call draws fresh noise) and
@@ -176,6 +182,8 @@ func (pr *Prepared) ReleaseRows(ctx context.Context, b backend.Backend, st *Stag
 		}
 		if a.Func == analyzer.CountRows || a.Func == analyzer.CountValues || a.Func == analyzer.CountUnits {
 			t = "BIGINT"
+		} else if a.Func == analyzer.Quantiles {
+			t += "[]"
 		} else if a.Func == analyzer.Sum && isIntegerType(probe.Types[nk+j]) {
 			a.IntegerResult = true
 			t = "BIGINT"
@@ -208,6 +216,9 @@ func (pr *Prepared) ReleaseRows(ctx context.Context, b backend.Backend, st *Stag
 			s, err := summary(row, col, j, n)
 			if err != nil {
 				return nil, err
+			}
+			if lv, ok := st.leaves[j]; ok {
+				s.Leaves = lv[groupKey(row[:nk])]
 			}
 			v, err := pr.Release.Value(j, s)
 			if err != nil {

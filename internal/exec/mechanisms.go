@@ -39,6 +39,8 @@ type Summary struct {
 	Sum *big.Int
 	// Square is the exact sum of encoded squares (variance).
 	Square *big.Int
+	// Leaves are the leaf counts of a quantile tree (percentiles and quantiles).
+	Leaves map[int]int64
 }
 
 // Value is a released value and, when a confidence level was asked for, its interval.

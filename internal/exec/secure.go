@@ -120,6 +120,12 @@ func newAccumulator(a *plan.Aggregate) (accumulator, error) {
 			return nil, err
 		}
 		return &varAcc{proto: v, stddev: a.Func == analyzer.StddevPop}, nil
+	case analyzer.Percentile, analyzer.Quantiles:
+		q, err := agg.NewQuantiles(quantileOptions(a))
+		if err != nil {
+			return nil, err
+		}
+		return &quantAcc{proto: q, a: a}, nil
 	}
 	return nil, fmt.Errorf("exec: %s is not supported yet", a.Func)
 }

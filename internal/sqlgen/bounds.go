@@ -38,17 +38,19 @@ func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) 
 		return "", fmt.Errorf("sqlgen: implicit bounds are not supported for %s", a.Func)
 	}
 	arg := p.Query.Aggregates[j].Arg
-	var value string
+	values := make([]string, j+1)
 	switch {
 	case arg == nil:
 	case a.Func == analyzer.CountValues:
-		value = Print(d, arg)
+		values[j] = Print(d, arg)
 	default:
-		value = valueExpr(d, Print(d, arg))
+		values[j] = valueExpr(d, Print(d, arg))
+	}
+	for i, x := range partials {
+		partials[i] = fmt.Sprintf("%s AS _dp_x%d", strings.ReplaceAll(x, "_dp_v", fmt.Sprintf("_dp_v%d", j)), i)
 	}
 	var b strings.Builder
-	keys := writePrefix(&b, p, d, value, partials)
-	_ = keys
+	writePrefix(&b, p, d, values, partials)
 	dbl := doubleType(d)
 	var sides []string
 	for i := range partials {
@@ -84,10 +86,11 @@ func doubleType(d backend.Dialect) string {
 }
 
 // writePrefix writes the CTEs every stage query starts with: the analyst's CTEs; _dp_rows
-// (keys, privacy unit and one value column _dp_v, filtered, units not NULL); _dp_per_unit
-// (one row per group and unit with the given partial aggregates of _dp_v as _dp_x0, ...);
-// _dp_bounded (at most kappa groups per unit). It returns the key column names.
-func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, value string, partials []string) []string {
+// (keys, privacy unit and the value columns _dp_v<j> for the non-empty values[j], filtered,
+// units not NULL); _dp_per_unit (one row per group and unit with the given partial
+// aggregates, each "expression AS name"); _dp_bounded (at most kappa groups per unit). It
+// returns the key column names.
+func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []string, partials []string) []string {
 	q := p.Query
 	pr := func(n ast.Node) string { return Print(d, n) }
 	b.WriteString("WITH ")
@@ -102,8 +105,10 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, value stri
 		cols = append(cols, fmt.Sprintf("%s AS %s", pr(k.Expr), keys[i]))
 	}
 	cols = append(cols, pr(q.Unit)+" AS _dp_uid")
-	if value != "" {
-		cols = append(cols, value+" AS _dp_v")
+	for j, v := range values {
+		if v != "" {
+			cols = append(cols, fmt.Sprintf("%s AS _dp_v%d", v, j))
+		}
 	}
 	b.WriteString("_dp_rows AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM ")
 	for i, t := range q.From {
@@ -117,10 +122,7 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, value stri
 		b.WriteString("(" + pr(q.Where) + ") AND ")
 	}
 	b.WriteString("(" + pr(q.Unit) + ") IS NOT NULL\n),\n")
-	cols = append(append([]string(nil), keys...), "_dp_uid")
-	for i, x := range partials {
-		cols = append(cols, fmt.Sprintf("%s AS _dp_x%d", x, i))
-	}
+	cols = append(append(append([]string(nil), keys...), "_dp_uid"), partials...)
 	group := strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", ")
 	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM _dp_rows\n  GROUP BY " + group + "\n),\n")
 	b.WriteString("_dp_bounded AS (\n" + boundContributions(d, keys, p.Kappa, p.Seed) + "\n)")

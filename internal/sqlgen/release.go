@@ -161,6 +161,20 @@ func Literal(d backend.Dialect, v any, typ string) (string, error) {
 		return cast(ast.QuoteString(x.Format(timeLayout(typ)))), nil
 	case []byte:
 		return "", fmt.Errorf("sqlgen: binary group keys cannot be post-processed")
+	case []any:
+		elem := strings.TrimSuffix(typ, "[]")
+		parts := make([]string, len(x))
+		for i, e := range x {
+			lit, err := Literal(d, e, elem)
+			if err != nil {
+				return "", err
+			}
+			parts[i] = lit
+		}
+		if d == backend.Postgres {
+			return cast("ARRAY[" + strings.Join(parts, ", ") + "]"), nil
+		}
+		return cast("[" + strings.Join(parts, ", ") + "]"), nil
 	}
 	return cast(ast.QuoteString(fmt.Sprint(v))), nil
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/internal/analyzer"
-	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/plan"
 )
 
@@ -32,88 +31,50 @@ func SquareColumn(j int) string { return "_dp_q" + strconv.Itoa(j) }
 // sums. Its rows are the only data that reach Go.
 func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	q := p.Query
-	pr := func(n ast.Node) string { return Print(d, n) }
-	var b strings.Builder
-	b.WriteString("WITH ")
-	for _, cte := range q.With {
-		b.WriteString(pr(cte))
-		b.WriteString(",\n")
-	}
-	nk := len(q.Keys)
-	keys := make([]string, nk)
-	for i := range keys {
-		keys[i] = analyzer.KeyColumn(i)
-	}
-	// Rows: keys, unit and argument values of the FROM, filtered.
-	b.WriteString("_dp_rows AS (\n  SELECT ")
-	var cols []string
-	for i, k := range q.Keys {
-		cols = append(cols, fmt.Sprintf("%s AS %s", pr(k.Expr), keys[i]))
-	}
-	cols = append(cols, pr(q.Unit)+" AS _dp_uid")
+	values := make([]string, len(p.Aggregates))
+	var partials []string
 	for j, a := range p.Aggregates {
-		if arg := q.Aggregates[j].Arg; arg != nil {
-			cols = append(cols, fmt.Sprintf("%s AS _dp_v%d", valueExpr(d, pr(arg)), j))
+		arg := q.Aggregates[j].Arg
+		switch {
+		case arg == nil:
+		case a.Func == analyzer.CountValues:
+			// COUNT counts non-NULL values of any type.
+			values[j] = Print(d, arg)
+		default:
+			values[j] = valueExpr(d, Print(d, arg))
 		}
-		_ = a
-	}
-	b.WriteString(strings.Join(cols, ", "))
-	b.WriteString("\n  FROM ")
-	for i, t := range q.From {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(pr(t))
-	}
-	b.WriteString("\n  WHERE ")
-	if q.Where != nil {
-		b.WriteString("(" + pr(q.Where) + ") AND ")
-	}
-	b.WriteString("(" + pr(q.Unit) + ") IS NOT NULL\n),\n")
-
-	// Per unit and group: one row with each aggregate's partial.
-	b.WriteString("_dp_per_unit AS (\n  SELECT ")
-	cols = append(append([]string(nil), keys...), "_dp_uid")
-	for j, a := range p.Aggregates {
 		v := fmt.Sprintf("_dp_v%d", j)
 		switch a.Func {
-		case analyzer.CountUnits:
+		case analyzer.CountUnits, analyzer.Percentile, analyzer.Quantiles:
+			// The unit count is the group's row count; quantiles have their own query.
 		case analyzer.CountRows:
-			cols = append(cols, fmt.Sprintf("COUNT(*) AS _dp_p%d", j))
+			partials = append(partials, fmt.Sprintf("COUNT(*) AS _dp_p%d", j))
 		case analyzer.CountValues:
-			cols = append(cols, fmt.Sprintf("COUNT(%s) AS _dp_p%d", v, j))
+			partials = append(partials, fmt.Sprintf("COUNT(%s) AS _dp_p%d", v, j))
 		case analyzer.Sum:
 			// +Infinity and -Infinity in one unit's values sum to NaN: like a NaN value,
 			// that partial is not a value (valueExpr makes it NULL, skipped).
-			cols = append(cols, fmt.Sprintf("%s AS _dp_p%d", valueExpr(d, "SUM("+v+")"), j))
+			partials = append(partials, fmt.Sprintf("%s AS _dp_p%d", valueExpr(d, "SUM("+v+")"), j))
 		case analyzer.Avg:
-			cols = append(cols, fmt.Sprintf("%s AS _dp_p%d", valueExpr(d, "AVG("+v+")"), j))
+			partials = append(partials, fmt.Sprintf("%s AS _dp_p%d", valueExpr(d, "AVG("+v+")"), j))
 		case analyzer.VarPop, analyzer.StddevPop:
 			c := clampExpr(v, a.Lower, a.Upper)
-			cols = append(cols, fmt.Sprintf("AVG(%s) AS _dp_p%d", c, j))
-			cols = append(cols, fmt.Sprintf("AVG((%s) * (%s)) AS _dp_r%d", c, c, j))
+			partials = append(partials, fmt.Sprintf("AVG(%s) AS _dp_p%d", c, j))
+			partials = append(partials, fmt.Sprintf("AVG((%s) * (%s)) AS _dp_r%d", c, c, j))
 		default:
 			return "", fmt.Errorf("sqlgen: %s is not supported in the SQL stage yet", a.Func)
 		}
 	}
-	b.WriteString(strings.Join(cols, ", "))
-	b.WriteString("\n  FROM _dp_rows\n  GROUP BY ")
-	b.WriteString(strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", "))
-	b.WriteString("\n),\n")
-
-	// Contribution bounding: at most kappa groups per unit, chosen at random.
-	b.WriteString("_dp_bounded AS (\n")
-	b.WriteString(boundContributions(d, keys, p.Kappa, p.Seed))
-	b.WriteString("\n)\n")
+	var b strings.Builder
+	keys := writePrefix(&b, p, d, values, partials)
 
 	// Per group: the unit count and exact sums of encoded, clamped partials.
-	b.WriteString("SELECT ")
-	cols = append(append([]string(nil), keys...), "COUNT(*) AS "+UnitsColumn)
+	b.WriteString("\nSELECT ")
+	cols := append(append([]string(nil), keys...), "COUNT(*) AS "+UnitsColumn)
 	for j, a := range p.Aggregates {
 		pj := fmt.Sprintf("_dp_p%d", j)
 		e := a.Encoding
 		switch a.Func {
-		case analyzer.CountUnits:
 		case analyzer.CountRows, analyzer.CountValues:
 			cols = append(cols, fmt.Sprintf("CAST(SUM(%s) AS BIGINT) AS %s", clampExpr(pj, a.Lower, a.Upper), SumColumn(j)))
 		case analyzer.Sum, analyzer.Avg:
@@ -128,7 +89,7 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	}
 	b.WriteString(strings.Join(cols, ", "))
 	b.WriteString("\nFROM _dp_bounded")
-	if nk > 0 {
+	if len(keys) > 0 {
 		b.WriteString("\nGROUP BY " + strings.Join(keys, ", "))
 	}
 	return b.String(), nil
@@ -185,16 +146,24 @@ func num(v float64) string {
 }
 
 // boundContributions keeps at most kappa rows of _dp_per_unit per unit, chosen uniformly at
-// random: each (unit, group) row gets a pseudo-random priority hash(unit, keys, seed) and the
-// kappa smallest priorities of each unit are kept. The seed is fresh for every query.
+// random: each (unit, group) row gets a pseudo-random priority from a hash of unit, keys and
+// seed, and the kappa smallest priorities of each unit are kept. The seed is fresh for every
+// query.
+//
+// DuckDB's hash(a, b, seed) combines the hashes of its arguments by XOR, so the order of the
+// priorities of one unit's groups under different seeds follows a fixed binary trie and some
+// kappa-subsets are never chosen (internal/bench's TestUniformity shows it); hashing that
+// hash again, hash(hash(...)), mixes the seed in and the choice is uniform.
 func boundContributions(d backend.Dialect, keys []string, kappa, seed int64) string {
-	hashArgs := strings.Join(append([]string{"_dp_uid"}, keys...), ", ")
-	switch d {
-	case backend.Postgres:
-		return fmt.Sprintf("  SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY _dp_uid ORDER BY hashtextextended(CAST(ROW(%s) AS TEXT), %d)) AS _dp_rank FROM _dp_per_unit) _dp_ranked WHERE _dp_rank <= %d",
-			hashArgs, seed, kappa)
-	default:
-		return fmt.Sprintf("  SELECT * FROM _dp_per_unit\n  QUALIFY row_number() OVER (PARTITION BY _dp_uid ORDER BY hash(%s, %d)) <= %d",
-			hashArgs, seed, kappa)
+	return fmt.Sprintf("  SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY _dp_uid ORDER BY %s) AS _dp_rank FROM _dp_per_unit) AS _dp_ranked WHERE _dp_rank <= %d",
+		priority(d, keys, seed), kappa)
+}
+
+// priority is the sampling priority of a (unit, group) row of _dp_per_unit.
+func priority(d backend.Dialect, keys []string, seed int64) string {
+	args := strings.Join(append([]string{"_dp_uid"}, keys...), ", ")
+	if d == backend.Postgres {
+		return fmt.Sprintf("hashtextextended(CAST(ROW(%s) AS TEXT), %d)", args, seed)
 	}
+	return fmt.Sprintf("hash(hash(%s, %d))", args, seed)
 }

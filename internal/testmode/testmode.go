@@ -9,6 +9,7 @@ package testmode
 import (
 	"math"
 	"math/big"
+	"sort"
 
 	"github.com/dpsql/dpsql/dp/agg"
 	"github.com/dpsql/dpsql/internal/analyzer"
@@ -56,6 +57,9 @@ func (r *release) Describe() []string { return []string{"noiseless test mode: ex
 
 func (r *release) Value(j int, s exec.Summary) (exec.Value, error) {
 	a := r.p.Aggregates[j]
+	if a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles {
+		return exactQuantiles(a, s, r.p.ConfidenceLevel > 0)
+	}
 	e := a.Encoding
 	v := exact(a, e, s)
 	out := exec.Value{V: v}
@@ -104,4 +108,53 @@ func exact(a *plan.Aggregate, e plan.Encoding, s exec.Summary) any {
 		return v
 	}
 	return nil
+}
+
+// exactQuantiles reads ranks from the exact leaf counts: the lower edge of the first leaf at
+// which the cumulative count exceeds rank * total (with unit-width leaves over integer data,
+// the exact quantile of the values).
+func exactQuantiles(a *plan.Aggregate, s exec.Summary, ci bool) (exec.Value, error) {
+	n, err := exec.NumLeaves(a)
+	if err != nil {
+		return exec.Value{}, err
+	}
+	leaves := make([]int, 0, len(s.Leaves))
+	var total int64
+	for l, c := range s.Leaves {
+		leaves = append(leaves, l)
+		total += c
+	}
+	sort.Ints(leaves)
+	width := (a.Upper - a.Lower) / float64(n)
+	at := func(rank float64) float64 {
+		var cum int64
+		for _, l := range leaves {
+			cum += s.Leaves[l]
+			if float64(cum) > rank*float64(total) || cum == total {
+				return a.Lower + float64(l)*width
+			}
+		}
+		return a.Lower
+	}
+	var vals []float64
+	if a.Func == analyzer.Percentile {
+		vals = []float64{at(a.Percentile)}
+	} else {
+		for i := 0; i <= a.N; i++ {
+			vals = append(vals, at(float64(i)/float64(a.N)))
+		}
+	}
+	var v any = vals[0]
+	if a.Func == analyzer.Quantiles {
+		list := make([]any, len(vals))
+		for i, x := range vals {
+			list[i] = x
+		}
+		v = list
+	}
+	out := exec.Value{V: v}
+	if ci {
+		out.Lo, out.Hi, out.HasCI = v, v, true
+	}
+	return out, nil
 }

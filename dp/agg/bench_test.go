@@ -130,3 +130,30 @@ func BenchmarkResult(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMillionAdds measures one million updates per op (ms/op is the
+// cost per million values), for the sum and the quantile tree.
+func BenchmarkMillionAdds(b *testing.B) {
+	vals := make([]float64, 1<<20)
+	for i := range vals {
+		vals[i] = math.Sin(float64(i)) * 60
+	}
+	s, _ := NewBoundedSum(benchOpts())
+	q, _ := NewQuantiles(QuantilesOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: -50, Upper: 50})
+	b.Run("BoundedSum", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			a := s.Fresh()
+			for _, v := range vals[:1000000] {
+				_ = a.Add(v)
+			}
+		}
+	})
+	b.Run("Quantiles", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			a := q.Fresh()
+			for _, v := range vals[:1000000] {
+				_ = a.Add(v)
+			}
+		}
+	})
+}

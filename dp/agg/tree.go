@@ -19,13 +19,15 @@ const (
 
 // countTree holds the exact counts of a complete tree with the given branching
 // factor and height over numLeaves = branching^height equal-width leaves.
-// Level 0 is the root (never stored: it is not noised), level height holds the
-// leaves. Counts are sparse: only non-empty nodes are stored.
+// Level 0 is the root (never noised), level height holds the leaves. Only
+// the non-empty leaves are stored while values are added; the counts of the
+// inner levels are derived from them once, when the first is read.
 type countTree struct {
 	height, branching int
 	numLeaves         int64
+	leaves            map[int64]int64
 	// levels[l] maps a node index within level l (0 <= index < branching^l)
-	// to its exact count, for 1 <= l <= height. levels[0] is unused.
+	// to its exact count, for 1 <= l < height; nil until built.
 	levels []map[int64]int64
 	// span[l] = branching^(height-l): the number of leaves under a node of
 	// level l.
@@ -33,15 +35,11 @@ type countTree struct {
 }
 
 func newCountTree(height, branching int) *countTree {
-	t := &countTree{height: height, branching: branching}
-	t.levels = make([]map[int64]int64, height+1)
+	t := &countTree{height: height, branching: branching, leaves: make(map[int64]int64)}
 	t.span = make([]int64, height+1)
 	s := int64(1)
 	for l := height; l >= 0; l-- {
 		t.span[l] = s
-		if l > 0 {
-			t.levels[l] = make(map[int64]int64)
-		}
 		if l > 0 {
 			s *= int64(branching)
 		}
@@ -50,23 +48,43 @@ func newCountTree(height, branching int) *countTree {
 	return t
 }
 
-// addLeaf adds c to the leaf and to each of its ancestors below the root.
+// addLeaf adds c to a leaf.
 func (t *countTree) addLeaf(leaf, c int64) {
-	for l := t.height; l >= 1; l-- {
-		t.levels[l][leaf/t.span[l]] += c
+	t.leaves[leaf] += c
+	t.levels = nil
+}
+
+// build derives the inner levels' counts from the leaves.
+func (t *countTree) build() {
+	t.levels = make([]map[int64]int64, t.height)
+	for l := 1; l < t.height; l++ {
+		t.levels[l] = make(map[int64]int64)
+	}
+	for leaf, c := range t.leaves {
+		for l := 1; l < t.height; l++ {
+			t.levels[l][leaf/t.span[l]] += c
+		}
 	}
 }
 
-// count returns the exact count of a node.
+// count returns the exact count of a node below the root.
 func (t *countTree) count(level int, index int64) int64 {
+	if level == t.height {
+		return t.leaves[index]
+	}
+	if t.levels == nil {
+		t.build()
+	}
 	return t.levels[level][index]
 }
 
 // leafCounts returns a copy of the non-empty leaf counts.
 func (t *countTree) leafCounts() map[int]int64 {
-	out := make(map[int]int64, len(t.levels[t.height]))
-	for i, c := range t.levels[t.height] {
-		out[int(i)] = c
+	out := make(map[int]int64, len(t.leaves))
+	for i, c := range t.leaves {
+		if c != 0 {
+			out[int(i)] = c
+		}
 	}
 	return out
 }

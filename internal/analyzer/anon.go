@@ -238,6 +238,9 @@ func (b *anonBuilder) post(x ast.Expr) (ast.Expr, error) {
 		}
 		return &c, nil
 	case *ast.ColumnRef:
+		if i, ok := b.keyColumn(n); ok {
+			return colRef(KeyColumn(i), x), nil
+		}
 		if len(n.Parts) == 1 {
 			// HAVING and ORDER BY may name an output by its alias.
 			for _, o := range b.q.Outputs {
@@ -256,6 +259,25 @@ func (b *anonBuilder) post(x ast.Expr) (ast.Expr, error) {
 			"subqueries are not allowed in the SELECT list of an anonymized query")
 	}
 	return b.postChildren(x)
+}
+
+// keyColumn finds the GROUP BY key that is the same column as c however either is
+// qualified (SELECT item ... GROUP BY o.item).
+func (b *anonBuilder) keyColumn(c *ast.ColumnRef) (int, bool) {
+	r, err := b.sc.resolve(c)
+	if err != nil || r.item == nil {
+		return 0, false
+	}
+	for i, k := range b.q.Keys {
+		kc, ok := unparen(k.Expr).(*ast.ColumnRef)
+		if !ok {
+			continue
+		}
+		if kr, err := b.sc.resolve(kc); err == nil && kr.item == r.item && strings.EqualFold(kr.col, r.col) && kr.outer == r.outer {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // postChildren rebuilds composite expressions with rewritten children.

@@ -42,3 +42,11 @@ SELECT item, price FROM items WHERE price > 1 ORDER BY price LIMIT 3
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) a.item, ANON_COUNT(*)
 FROM (SELECT DISTINCT id, item FROM professors) AS a JOIN (SELECT id FROM students GROUP BY id) AS b ON a.id = b.id GROUP BY a.item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) p.item, ANON_COUNT(*) FROM professors p GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors p GROUP BY p.item
+HAVING p.item <> 'pen' ORDER BY p.item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) upper(professors.item) AS professors_item, ANON_COUNT(*)
+FROM professors GROUP BY item ORDER BY professors.item

@@ -16,8 +16,10 @@ import (
 // The shared statistical cases (../shared/testdata/dp_statistical) were
 // calibrated by their authors for number_of_samples outputs per input and a
 // majority of 9 votes: each vote accepts a correct mechanism with probability
-// at least 0.9 and rejects one whose sensitivity is 17.5% (sums) to 100%
-// (variance) too small with probability at least 0.9.
+// at least 0.9 and rejects, with probability at least 0.9, one whose
+// neighbours are further apart than its sensitivity allows by 18.5% (sums),
+// 37.5% (means) or 100% (standard deviations), or whose epsilon is 5%
+// (quantiles) or 1% (bounds) larger than claimed.
 //
 // With -agg.full every case runs exactly so (number_of_samples, the given
 // delta_tolerance, a majority of 9 votes that stops once decided). With exact
@@ -29,9 +31,9 @@ import (
 //     count per bin is then as calibrated, so the statistic sum over bins of
 //     max(0, A - e^eps B) has about its calibrated mean; its spread grows by
 //     about sqrt(10), which a tolerance twice the given one mostly covers.
-//     Measured over three runs of all 218 cases: every first reduced vote
-//     passed; the largest statistic was 0.955 of the reduced tolerance, the
-//     next largest 0.83, most below 0.6.
+//     Measured in two verbose runs of all 218 cases: every first reduced
+//     vote passed; the largest statistic was 0.955 of the reduced tolerance,
+//     the next largest 0.83, most below 0.6.
 //   - Cases with few dense bins (32 buckets for quantiles, the handful of
 //     possible bounds) keep their bins and draw number_of_samples/10
 //     samples, with the tolerance times sqrt(10) (the statistic's error

@@ -81,7 +81,7 @@ func TestClosenessCases(t *testing.T) {
 				}
 				m := testMech(t, kind, p, uint64(i))
 				u := uniform(uint64(i))
-				vote := 0
+				vote, accepted := 0, 0
 				ok, err := dptest.RunBallot(votes, func() (bool, error) {
 					vote++
 					a, b := dptest.NewHistogram(gran), dptest.NewHistogram(gran)
@@ -97,7 +97,11 @@ func TestClosenessCases(t *testing.T) {
 							b.Add(dptest.ReferenceGaussian(u, mean, variance))
 						}
 					}
-					return dptest.VerifyCloseness(a, b, tol), nil
+					ok := dptest.VerifyCloseness(a, b, tol)
+					if ok {
+						accepted++
+					}
+					return ok, nil
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -106,6 +110,8 @@ func TestClosenessCases(t *testing.T) {
 					t.Errorf("noise on %v with %+v (scale %v) is not close to the reference with variance %v (%d votes)",
 						raw, p, m.Scale(), variance, vote)
 				}
+				t.Logf("%d of %d votes accepted; scale %.6g (reference variance %.6g, ours %.6g)",
+					accepted, vote, m.Scale(), variance, variance0(kind, m.Scale()))
 			})
 		}
 	}
@@ -115,6 +121,15 @@ func TestClosenessCases(t *testing.T) {
 // neighbour (one more privacy unit's increments), noised with the integer
 // path of each mechanism; the histograms of outputs must be
 // (epsilon, delta + tolerance)-close in both directions.
+//
+// The discrete Laplace on integers is exactly tight (privacy loss epsilon at
+// every bin on one side of the shift), so the statistic carries a positive
+// sampling bias. Measured against an independent floating-point sampler of
+// the same distribution, 7 of 30 votes exceed the 0.0035 tolerance of the
+// "large epsilon" Laplace cases for the reference and for dpsql alike, so a
+// vote there accepts with probability about 0.77, not the 0.9 the file
+// states, and a 9-vote majority about 0.95. Fixed seeds keep CI
+// deterministic; under -dp.crypto those cases may fail now and then.
 func TestCountDPCases(t *testing.T) {
 	cases, votes := loadCases(t, "count_dp_test_cases.textproto", "count_dp_test_case")
 	for i, c := range cases {
@@ -145,7 +160,9 @@ func TestCountDPCases(t *testing.T) {
 			tol := fl(dp.Float("delta_tolerance", 0))
 			n := int(in(sp.Int("number_of_samples", 0)))
 			m := testMech(t, kind, p, uint64(100+i))
+			worst, vote := 0.0, 0
 			ok, err := dptest.RunBallot(votes, func() (bool, error) {
+				vote++
 				a, b := dptest.NewHistogram(0), dptest.NewHistogram(0)
 				for j := 0; j < n; j++ {
 					x, err := m.AddNoiseInt(raw)
@@ -159,6 +176,7 @@ func TestCountDPCases(t *testing.T) {
 					a.AddKey(float64(x))
 					b.AddKey(float64(y))
 				}
+				worst = max(worst, dptest.DPTestValue(a, b, eps), dptest.DPTestValue(b, a, eps))
 				return dptest.VerifyApproximateDP(a, b, eps, delta, tol), nil
 			})
 			if err != nil {
@@ -167,6 +185,15 @@ func TestCountDPCases(t *testing.T) {
 			if !ok {
 				t.Errorf("counts %d and %d with %v noise %+v are not (%v, %v+%v)-DP", raw, neighbour, kind, p, eps, delta, tol)
 			}
+			t.Logf("%s: largest empirical delta over %d votes: %.5f (allowed %v + %v)", c.String("name", ""), vote, worst, delta, tol)
 		})
 	}
+}
+
+// variance0 is the variance of continuous noise with the given scale.
+func variance0(kind Kind, scale float64) float64 {
+	if kind == Laplace {
+		return 2 * scale * scale
+	}
+	return scale * scale
 }

@@ -17,8 +17,9 @@ type Mechanism interface {
 	// Params returns the parameters the mechanism was built from.
 	Params() Params
 	// Scale returns the Laplace b or the Gaussian sigma actually used for
-	// float64 values, which is the requested one rounded up by at most a
-	// relative 2^-39.
+	// float64 values: the nominal one rounded up, by at most a relative 2^-39
+	// unless epsilon is below about 1e-12*L0, where the grid is coarser than
+	// LInf and the calibration counts a whole grid step per partition.
 	Scale() float64
 	// Granularity returns the power-of-two grid of float64 results.
 	Granularity() float64

@@ -268,6 +268,7 @@ func TestConfidenceIntervalCoverage(t *testing.T) {
 		}
 		for name, cov := range map[string]int{"float": covered, "int": coveredInt} {
 			rate := float64(cov) / n
+			t.Logf("%v %+v %s: 95%% interval covered %.4f of %d", c.kind, c.p, name, rate, n)
 			upper := 0.965
 			if name == "int" && m.Scale() < 5 {
 				upper = 0.995 // integer steps are coarse at small scales
@@ -313,6 +314,7 @@ func TestFloatPrivacyAudit(t *testing.T) {
 			a.Add(va)
 			b.Add(vb)
 		}
+		t.Logf("%v %+v: empirical delta %.5f and %.5f", c.kind, c.p, dptest.DPTestValue(a, b, c.p.Epsilon), dptest.DPTestValue(b, a, c.p.Epsilon))
 		if !dptest.VerifyApproximateDP(a, b, c.p.Epsilon, c.p.Delta, 0.02) {
 			t.Errorf("%v %+v: test values %v, %v", c.kind, c.p, dptest.DPTestValue(a, b, c.p.Epsilon), dptest.DPTestValue(b, a, c.p.Epsilon))
 		}

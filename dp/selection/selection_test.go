@@ -124,6 +124,8 @@ func TestEmpiricalAudit(t *testing.T) {
 				if s.Name() == "gaussian-threshold" {
 					eps, delta = p.Epsilon, p.Delta
 				}
+				t.Logf("%s %+v: counts %d, %d: empirical delta %.5f, %.5f (allowed %.3g)", s.Name(), p, n, n+1,
+					dptest.DPTestValue(a, b, eps), dptest.DPTestValue(b, a, eps), delta)
 				if !dptest.VerifyApproximateDP(a, b, eps, delta, 0.01) {
 					t.Errorf("%s %+v: counts %d, %d: empirical test values %v, %v exceed delta %v",
 						s.Name(), p, n, n+1, dptest.DPTestValue(a, b, eps), dptest.DPTestValue(b, a, eps), delta)
@@ -160,6 +162,7 @@ func TestUnitsForProbability(t *testing.T) {
 						s.Name(), p, q, n, n, s.ProbabilityOfKeep(n), n-1, s.ProbabilityOfKeep(n-1))
 				}
 			}
+			t.Log(s.Describe())
 			if !strings.Contains(s.Describe(), "probability 0.5 at") {
 				t.Errorf("%s: Describe() = %q lacks the 50%% count", s.Name(), s.Describe())
 			}

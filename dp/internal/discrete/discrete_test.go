@@ -87,6 +87,7 @@ func TestLaplaceExactDistribution(t *testing.T) {
 			hi++
 		}
 		stat, df := chiSquare(counts, n, pmf, -hi, hi)
+		t.Logf("Laplace scale %v: chi-square %.1f, df %d, critical %.1f", scale.Float(), stat, df, chiSquareCritical(df))
 		if stat > chiSquareCritical(df) {
 			t.Errorf("scale %v: chi-square %v > %v (df %d)", scale.Float(), stat, chiSquareCritical(df), df)
 		}
@@ -131,6 +132,7 @@ func TestGaussianExactDistribution(t *testing.T) {
 			hi++
 		}
 		stat, df := chiSquare(counts, n, pmf, -hi, hi)
+		t.Logf("Gaussian sigma %v: chi-square %.1f, df %d, critical %.1f", s, stat, df, chiSquareCritical(df))
 		if stat > chiSquareCritical(df) {
 			t.Errorf("sigma %v: chi-square %v > %v (df %d)", s, stat, chiSquareCritical(df), df)
 		}

@@ -70,18 +70,52 @@ const (
 
 // env holds the CTEs visible at a point.
 type env struct {
-	ctes  map[string]*relInfo
-	outer *env
-	scope *scope // the scope of the enclosing query, for correlated subqueries
+	ctes map[string]*relInfo
+	// cteNames are the names as the CTEs were declared, keyed like ctes.
+	cteNames map[string]*ast.Ident
+	outer    *env
+	scope    *scope // the scope of the enclosing query, for correlated subqueries
 }
 
-func (e *env) lookupCTE(name string) (*relInfo, bool) {
-	for x := e; x != nil; x = x.outer {
-		if r, ok := x.ctes[strings.ToLower(name)]; ok {
-			return r, true
-		}
+func (e *env) defineCTE(name *ast.Ident, info *relInfo) {
+	if e.ctes == nil {
+		e.ctes = map[string]*relInfo{}
 	}
-	return nil, false
+	if e.cteNames == nil {
+		e.cteNames = map[string]*ast.Ident{}
+	}
+	key := strings.ToLower(name.Name)
+	e.ctes[key], e.cteNames[key] = info, name
+}
+
+// lookupCTE finds the nearest CTE whose name matches id case-insensitively (as in DuckDB).
+// It refuses a match that PostgreSQL would not make (a quoted name differing in case, like
+// WITH "Visits" AS (...) ... FROM visits): there the reference names another relation,
+// which the analysis would not have checked.
+func (e *env) lookupCTE(id *ast.Ident) (*relInfo, bool, error) {
+	key := strings.ToLower(id.Name)
+	for x := e; x != nil; x = x.outer {
+		r, ok := x.ctes[key]
+		if !ok {
+			continue
+		}
+		if def := x.cteNames[key]; def != nil && foldedName(def) != foldedName(id) {
+			return nil, false, sqlerr.New(id.Span().Start, sqlerr.UndefinedTable,
+				"%s matches the CTE %s only where identifiers ignore case: the databases dpsql runs on disagree on what it names",
+				ast.Format(id), ast.Format(def)).
+				WithHint("write the name exactly as in WITH, quoted or not the same way")
+		}
+		return r, true, nil
+	}
+	return nil, false, nil
+}
+
+// foldedName is an identifier as PostgreSQL compares it: unquoted names fold to lower case.
+func foldedName(id *ast.Ident) string {
+	if id.Quoted {
+		return id.Name
+	}
+	return strings.ToLower(id.Name)
 }
 
 // relInfo describes the output of a (sub)query.
@@ -102,7 +136,7 @@ func (a *analyzer) query(q *ast.Query, parent *env, ctx context) (*relInfo, erro
 		if len(cte.Columns) > 0 {
 			info = renamed(info, cte.Columns)
 		}
-		e.ctes[strings.ToLower(cte.Name.Name)] = info
+		e.defineCTE(cte.Name, info)
 	}
 	info, err := a.setExpr(q.Body, e, ctx)
 	if err != nil {

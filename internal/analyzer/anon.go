@@ -25,7 +25,7 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 		if len(cte.Columns) > 0 {
 			info = renamed(info, cte.Columns)
 		}
-		e.ctes[strings.ToLower(cte.Name.Name)] = info
+		e.defineCTE(cte.Name, info)
 	}
 	sc, fr, err := a.fromClause(s.From, e, ctxFrom)
 	if err != nil {

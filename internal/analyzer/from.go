@@ -120,7 +120,11 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 		qualID = t.Alias.Name
 	}
 	if len(t.Name) == 1 {
-		if info, ok := e.lookupCTE(t.Name[0].Name); ok {
+		info, ok, err := e.lookupCTE(t.Name[0])
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			if t.Alias != nil && len(t.Alias.Columns) > 0 {
 				info = renamed(info, t.Alias.Columns)
 			}

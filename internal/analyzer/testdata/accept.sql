@@ -50,3 +50,7 @@ HAVING p.item <> 'pen' ORDER BY p.item
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) upper(professors.item) AS professors_item, ANON_COUNT(*)
 FROM professors GROUP BY item ORDER BY professors.item
+----
+WITH Pub AS (SELECT item FROM items), "Quoted" AS (SELECT item FROM pub) SELECT item FROM "Quoted"
+----
+WITH "professors" AS (SELECT item FROM items) SELECT item FROM professors

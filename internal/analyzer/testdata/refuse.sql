@@ -108,3 +108,9 @@ WITH p AS (/*ERROR subquery-outputs-privacy-unit*/SELECT item, quantity FROM pro
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM p GROUP BY item
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1, /*ERROR 22023*/colour=2) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+WITH "Professors" AS (SELECT item FROM items)
+SELECT item FROM /*ERROR 42P01*/professors
+----
+WITH "professors" AS (SELECT item FROM items), x AS (SELECT item FROM /*ERROR 42P01*/"PROFESSORS")
+SELECT item FROM x

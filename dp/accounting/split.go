@@ -42,6 +42,13 @@ type SplitOptions struct {
 	// PublicPartitions is set when the keys are public: there is no
 	// selection, and the aggregations share the whole budget (n ways).
 	PublicPartitions bool
+	// AggregationEpsilons fixes the epsilon of some aggregations (GoogleSQL's
+	// per-aggregate `epsilon =>`): entry i > 0 is aggregation i's epsilon,
+	// 0 leaves it to the split. Nil fixes none.
+	AggregationEpsilons []float64
+	// SelectionEpsilon, when > 0, fixes partition selection's epsilon
+	// (GoogleSQL's group_selection_epsilon).
+	SelectionEpsilon float64
 }
 
 // ZetaSQLSplit divides total among nAggregations aggregations and partition
@@ -68,11 +75,50 @@ func ZetaSQLSplit(total Budget, nAggregations int, implicitBounds []bool, opts S
 	if opts.GaussianNoise && nAggregations > 0 && total.Delta == 0 {
 		return Split{}, fmt.Errorf("accounting: %w: delta is 0, but Gaussian noise needs delta > 0", ErrInvalidBudget)
 	}
+	if opts.AggregationEpsilons != nil && len(opts.AggregationEpsilons) != nAggregations {
+		return Split{}, fmt.Errorf("accounting: AggregationEpsilons has %d entries for %d aggregations", len(opts.AggregationEpsilons), nAggregations)
+	}
 	parts := nAggregations
 	if !opts.PublicPartitions {
 		parts++
 	}
-	eps := fairShare(total.Epsilon, parts)
+	// Fixed epsilons are honoured first; the other parts share what is left.
+	fixed, free := 0.0, parts
+	var fixedParts []Budget
+	fix := func(e float64) error {
+		if math.IsNaN(e) || math.IsInf(e, 0) || e < 0 {
+			return fmt.Errorf("accounting: %w: a fixed epsilon is %v; it must be finite and positive", ErrInvalidBudget, e)
+		}
+		if e > 0 {
+			fixed += e
+			free--
+			fixedParts = append(fixedParts, Budget{Epsilon: e})
+		}
+		return nil
+	}
+	for _, e := range opts.AggregationEpsilons {
+		if err := fix(e); err != nil {
+			return Split{}, err
+		}
+	}
+	if !opts.PublicPartitions {
+		if err := fix(opts.SelectionEpsilon); err != nil {
+			return Split{}, err
+		}
+	}
+	if err := CheckAllocation(total, fixedParts); err != nil {
+		return Split{}, err
+	}
+	if free > 0 && fixed >= total.Epsilon {
+		return Split{}, &OverConsumptionError{Total: total, Requested: Compose(fixedParts...)}
+	}
+	eps := fairShare(total.Epsilon-fixed, free)
+	epsOf := func(fixedEps float64) float64 {
+		if fixedEps > 0 {
+			return fixedEps
+		}
+		return eps
+	}
 	var aggDelta, selDelta float64
 	switch {
 	case opts.GaussianNoise:
@@ -83,14 +129,18 @@ func ZetaSQLSplit(total Budget, nAggregations int, implicitBounds []bool, opts S
 	}
 	s := Split{Aggregations: make([]Share, nAggregations)}
 	if !opts.PublicPartitions {
-		s.Selection = Budget{Epsilon: eps, Delta: selDelta}
+		s.Selection = Budget{Epsilon: epsOf(opts.SelectionEpsilon), Delta: selDelta}
 	}
 	for i := range s.Aggregations {
-		sh := Share{Noise: Budget{Epsilon: eps, Delta: aggDelta}}
+		e := eps
+		if opts.AggregationEpsilons != nil {
+			e = epsOf(opts.AggregationEpsilons[i])
+		}
+		sh := Share{Noise: Budget{Epsilon: e, Delta: aggDelta}}
 		if implicitBounds != nil && implicitBounds[i] {
-			half := eps / 2 // exact: halving a float64 (no underflow at these sizes)
+			half := e / 2 // exact: halving a float64 (no underflow at these sizes)
 			sh.Noise.Epsilon = half
-			sh.Bounds = Budget{Epsilon: eps - half}
+			sh.Bounds = Budget{Epsilon: e - half}
 		}
 		s.Aggregations[i] = sh
 	}

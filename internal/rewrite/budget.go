@@ -1,120 +1,77 @@
 package rewrite
 
 import (
-	"fmt"
+	"errors"
 
+	"github.com/dpsql/dpsql/dp/accounting"
 	"github.com/dpsql/dpsql/dp/noise"
 	"github.com/dpsql/dpsql/dp/selection"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
-// budgetSplit divides the query's (epsilon, delta) the way ZetaSQL does: with n aggregates,
-// each aggregate and the partition selection get epsilon/(n+1) (public groups: epsilon/n to
-// each aggregate, none to selection). Per-aggregate `epsilon =>` arguments and
-// group_selection_epsilon are honoured first and the rest is shared equally among the parts
-// left; parts that ask for more than the total are refused.
-//
-// Delta goes to the parts that need it: all of it to selection with Laplace noise; with
-// Gaussian noise it is shared equally between the Gaussian aggregates and selection.
-// With k_threshold instead of delta, delta is derived from the threshold (Theorem 12 solved
-// for delta) and charged.
+// budgetSplit divides the query's (epsilon, delta) with dp/accounting's ZetaSQL split: with
+// n aggregates, each aggregate and partition selection get epsilon/(n+1) (public groups:
+// epsilon/n each, none to selection); per-aggregate `epsilon =>` arguments and
+// group_selection_epsilon are honoured first and the rest is shared equally; implicit bounds
+// take half of their aggregate's share. Delta goes to selection with Laplace noise, and is
+// shared like epsilon with Gaussian noise. With k_threshold instead of delta, delta is derived
+// from the threshold (Theorem 12 solved for delta) with selection's epsilon, and charged.
 func budgetSplit(p *plan.Plan) error {
 	o := p.Query.Options
 	public := p.Selection.Rule == plan.PublicGroups
-	parts := len(p.Aggregates)
-	if !public {
-		parts++
-	}
-	if parts == 0 {
-		return fmt.Errorf("nothing to release")
-	}
-	// Epsilon: fixed shares first.
-	fixed, free := 0.0, 0
+	gaussian := len(p.Aggregates) > 0 && p.Aggregates[0].Noise == noise.Gaussian
+	n := len(p.Aggregates)
+	implicit := make([]bool, n)
+	fixed := make([]float64, n)
 	for i, a := range p.Aggregates {
-		if e := p.Query.Aggregates[i].Epsilon; e > 0 {
-			a.Epsilon = e
-			fixed += e
-		} else {
-			free++
-		}
+		implicit[i] = a.Implicit
+		fixed[i] = p.Query.Aggregates[i].Epsilon
 	}
-	if !public {
-		if o.GroupSelectionEpsilon > 0 {
-			p.Selection.Epsilon = o.GroupSelectionEpsilon
-			fixed += o.GroupSelectionEpsilon
-		} else {
-			free++
-		}
-	}
-	if fixed > o.Epsilon*(1+1e-12) || (free > 0 && fixed >= o.Epsilon) {
-		return sqlerr.New(o.Pos, sqlerr.InvalidParameterValue,
-			"the per-aggregate epsilons (%g in all) over-consume the query's epsilon %g", fixed, o.Epsilon).
-			WithHint("raise epsilon in OPTIONS, or lower the epsilon => arguments so that the parts without one get a share")
-	}
-	share := 0.0
-	if free > 0 {
-		share = (o.Epsilon - fixed) / float64(free)
-	}
-	for _, a := range p.Aggregates {
-		if a.Epsilon == 0 {
-			a.Epsilon = share
-		}
-	}
-	if !public && p.Selection.Epsilon == 0 {
-		p.Selection.Epsilon = share
-	}
-	// Implicit bounds take half of their aggregate's share (ZetaSQL).
-	for _, a := range p.Aggregates {
-		if a.Implicit {
-			a.BoundsEpsilon = a.Epsilon / 2
-			a.Epsilon -= a.BoundsEpsilon
-		}
-	}
-	// Delta.
-	delta := o.Delta
+	opts := accounting.SplitOptions{GaussianNoise: gaussian, PublicPartitions: public,
+		AggregationEpsilons: fixed, SelectionEpsilon: o.GroupSelectionEpsilon}
+	total := accounting.Budget{Epsilon: o.Epsilon, Delta: o.Delta}
 	if o.KThreshold > 0 {
-		d, err := selection.KThresholdToDelta(p.Selection.Epsilon, o.KThreshold, p.Kappa)
+		// Find selection's epsilon first (delta does not change the epsilon split), then the
+		// delta the threshold implies.
+		s, err := accounting.ZetaSQLSplit(accounting.Budget{Epsilon: o.Epsilon, Delta: 0.5}, n, implicit, opts)
+		if err != nil {
+			return splitError(o.Pos, err)
+		}
+		d, err := selection.KThresholdToDelta(s.Selection.Epsilon, o.KThreshold, p.Kappa)
 		if err != nil {
 			return sqlerr.New(o.Pos, sqlerr.InvalidParameterValue, "k_threshold=%g: %v", o.KThreshold, err)
 		}
-		delta = d
-	}
-	gaussians := 0
-	for _, a := range p.Aggregates {
-		if a.Noise == noise.Gaussian {
-			gaussians++
+		if gaussian {
+			d *= float64(n + 1) // selection's share of delta must be the derived one
 		}
+		total.Delta = d
 	}
-	needers := gaussians
+	s, err := accounting.ZetaSQLSplit(total, n, implicit, opts)
+	if err != nil {
+		return splitError(o.Pos, err)
+	}
 	if !public {
-		needers++
+		p.Selection.Epsilon, p.Selection.Delta = s.Selection.Epsilon, s.Selection.Delta
 	}
-	if needers > 0 && delta <= 0 {
-		return sqlerr.New(o.Pos, sqlerr.InvalidParameterValue,
-			"delta must be greater than 0: partition selection and Gaussian noise need it").
-			WithHint("use delta=1e-5 or smaller, below 1/(number of users)")
+	for i, a := range p.Aggregates {
+		sh := s.Aggregations[i]
+		a.Epsilon, a.Delta, a.BoundsEpsilon = sh.Noise.Epsilon, sh.Noise.Delta, sh.Bounds.Epsilon
 	}
-	if needers > 0 {
-		dShare := delta / float64(needers)
-		if o.KThreshold > 0 && !public {
-			// The threshold fixes selection's delta; Gaussian aggregates get the same again.
-			dShare = delta
-		}
-		for _, a := range p.Aggregates {
-			if a.Noise == noise.Gaussian {
-				a.Delta = dShare
-			}
-		}
-		if !public {
-			p.Selection.Delta = dShare
-		}
-	}
-	cost := plan.Budget{Epsilon: o.Epsilon}
-	cost.Delta = p.Selection.Delta
-	for _, a := range p.Aggregates {
-		cost.Delta += a.Delta
-	}
-	p.Cost = cost
+	p.Cost = plan.Budget{Epsilon: total.Epsilon, Delta: total.Delta}
 	return nil
+}
+
+func splitError(pos sqlerr.Pos, err error) error {
+	var oc *accounting.OverConsumptionError
+	if errors.As(err, &oc) {
+		return sqlerr.New(pos, sqlerr.InvalidParameterValue,
+			"the per-aggregate epsilons (%g in all) over-consume the query's epsilon %g", oc.Requested.Epsilon, oc.Total.Epsilon).
+			WithHint("raise epsilon in OPTIONS, or lower the epsilon => arguments so that the parts without one get a share")
+	}
+	if errors.Is(err, accounting.ErrInvalidBudget) {
+		return sqlerr.New(pos, sqlerr.InvalidParameterValue, "%v", err).
+			WithHint("partition selection and Gaussian noise need delta > 0: use delta=1e-5 or smaller, below 1/(number of users)")
+	}
+	return err
 }

@@ -68,6 +68,11 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 	if err := b.keys(); err != nil {
 		return nil, err
 	}
+	if opts.PublicGroups {
+		if err := b.publicDomain(); err != nil {
+			return nil, err
+		}
+	}
 	for _, it := range s.Items {
 		if it.Star {
 			return nil, sqlerr.New(it.Span().Start, sqlerr.FeatureNotSupported,
@@ -256,7 +261,7 @@ func (b *anonBuilder) post(x ast.Expr) (ast.Expr, error) {
 		return x, nil
 	case *ast.Subquery, *ast.Exists, *ast.InSubquery:
 		return nil, sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported,
-			"subqueries are not allowed in the SELECT list of an anonymized query")
+			"subqueries are not allowed in the SELECT list, HAVING or ORDER BY of an anonymized query")
 	}
 	return b.postChildren(x)
 }
@@ -371,9 +376,18 @@ func anonHint(name string, syntax ast.AnonSyntax) string {
 	return "use ANON_COUNT, ANON_SUM, ANON_AVG, ANON_VAR_POP, ANON_STDDEV_POP, ANON_PERCENTILE_CONT, ANON_QUANTILES, ANON_MEDIAN, ANON_MIN or ANON_MAX"
 }
 
+// hasAnyAggregate reports whether x calls an aggregate at its own level: aggregates inside
+// expression subqueries belong to those subqueries.
 func hasAnyAggregate(x ast.Expr, syntax ast.AnonSyntax) bool {
 	found := false
 	ast.Walk(x, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Subquery, *ast.Exists:
+			return false
+		case *ast.InSubquery:
+			found = found || hasAnyAggregate(n.X, syntax)
+			return false
+		}
 		if f, ok := n.(*ast.FuncCall); ok && f.Over == nil {
 			if _, anon := isAnonAggregate(lastName(f.Name), int(syntax)); anon || classify(lastName(f.Name)) == aggregateFunc {
 				found = true
@@ -382,4 +396,30 @@ func hasAnyAggregate(x ast.Expr, syntax ast.AnonSyntax) bool {
 		return !found
 	})
 	return found
+}
+
+// publicDomain checks, for group_selection_strategy=PUBLIC_GROUPS, that every key is a column
+// of one public relation of the FROM, whose distinct key values are then the released groups.
+func (b *anonBuilder) publicDomain() error {
+	if len(b.q.Keys) == 0 {
+		return sqlerr.Privacy(b.s.Anon.Span().Start, RulePublicGroups,
+			"group_selection_strategy=PUBLIC_GROUPS needs GROUP BY keys from a public relation", "group by columns of a public relation")
+	}
+	var src *item
+	for _, k := range b.q.Keys {
+		c, ok := unparen(k.Expr).(*ast.ColumnRef)
+		var r ref
+		var err error
+		if ok {
+			r, err = b.sc.resolve(c)
+		}
+		if !ok || err != nil || r.item.private || r.item.node == nil || (src != nil && src != r.item) {
+			return sqlerr.Privacy(k.Expr.Span().Start, RulePublicGroups,
+				"with group_selection_strategy=PUBLIC_GROUPS every GROUP BY key must be a column of one public relation",
+				"group by columns of a public relation joined to the private data (its distinct values are the groups released)")
+		}
+		src = r.item
+	}
+	b.q.Domain = src.node
+	return nil
 }

@@ -114,3 +114,18 @@ SELECT item FROM /*ERROR 42P01*/professors
 ----
 WITH "professors" AS (SELECT item FROM items), x AS (SELECT item FROM /*ERROR 42P01*/"PROFESSORS")
 SELECT item FROM x
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+HAVING /*ERROR 0A000*/(SELECT COUNT(*) FROM items) > 0
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+ORDER BY /*ERROR 0A000*/EXISTS (SELECT 1 FROM items)
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors
+GROUP BY item, (SELECT MAX(quantity) FROM /*ERROR expression-subquery-reads-no-private-data*/students)
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_SUM((SELECT MAX(id) FROM /*ERROR expression-subquery-reads-no-private-data*/students) CLAMPED BETWEEN 0 AND 1)
+FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors
+GROUP BY item, /*ERROR 42803*/SUM(quantity) IN (SELECT price FROM items)

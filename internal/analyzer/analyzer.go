@@ -30,6 +30,7 @@ const (
 	RuleUnitColumn          = "privacy-unit-column-matches-policy"
 	RuleNested              = "no-nested-anonymization"
 	RuleUnknownFunction     = "allowed-functions-only"
+	RulePublicGroups        = "public-groups-come-from-a-public-relation"
 )
 
 // Analyze checks one statement of an analyst against the catalog. It returns a *Query for

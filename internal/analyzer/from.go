@@ -90,7 +90,9 @@ func (a *analyzer) tableExpr(te ast.TableExpr, e *env, ctx context) (*fromResult
 		if len(t.Alias.Columns) > 0 {
 			info = renamed(info, t.Alias.Columns)
 		}
-		return itemResult(t.Alias.Name, info), nil
+		fr := itemResult(t.Alias.Name, info)
+		fr.items[0].node = t
+		return fr, nil
 	case *ast.TableFunc:
 		return nil, sqlerr.Privacy(t.Span().Start, RuleTableFunction,
 			fmt.Sprintf("table function %s is not allowed", lastName(t.Name)),
@@ -156,7 +158,9 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 	if t.Alias != nil && len(t.Alias.Columns) > 0 {
 		info = renamed(info, t.Alias.Columns)
 	}
-	return itemResult(qualID, info), nil
+	fr := itemResult(qualID, info)
+	fr.items[0].node = t
+	return fr, nil
 }
 
 func identPath(ids []*ast.Ident) string {

@@ -120,6 +120,10 @@ type Query struct {
 
 	Keys       []*Key
 	Aggregates []*Aggregate
+	// Domain is set with group_selection_strategy=PUBLIC_GROUPS: the released groups are
+	// exactly the distinct values of the keys in this public relation, with or without
+	// private rows.
+	Domain ast.TableExpr
 
 	Outputs []*Output
 	Having  ast.Expr

@@ -15,6 +15,8 @@ type item struct {
 	unit    string   // the column holding the privacy unit; "" for public data
 	private bool
 	merged  map[string]bool // columns merged into the left side by USING/NATURAL
+	// node is the FROM item this relation comes from (a table name or a subquery).
+	node ast.TableExpr
 }
 
 func (it *item) hasCol(name string) (string, bool) {

@@ -113,11 +113,6 @@ func mechanisms(p *plan.Plan) error {
 	default:
 		p.Selection.Rule = plan.LaplaceThreshold
 	}
-	if o.PublicGroups {
-		return sqlerr.New(o.Pos, sqlerr.FeatureNotSupported,
-			"group_selection_strategy=PUBLIC_GROUPS is not supported yet").
-			WithHint("omit it: groups are then selected with a noisy threshold")
-	}
 	return nil
 }
 

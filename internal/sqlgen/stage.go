@@ -69,6 +69,9 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	keys := writePrefix(&b, p, d, values, partials)
 
 	// Per group: the unit count and exact sums of encoded, clamped partials.
+	if q.Domain != nil {
+		b.WriteString(",\n_dp_groups AS (")
+	}
 	b.WriteString("\nSELECT ")
 	cols := append(append([]string(nil), keys...), "COUNT(*) AS "+UnitsColumn)
 	for j, a := range p.Aggregates {
@@ -92,7 +95,30 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	if len(keys) > 0 {
 		b.WriteString("\nGROUP BY " + strings.Join(keys, ", "))
 	}
+	if q.Domain != nil {
+		b.WriteString("\n)")
+		writeDomainJoin(&b, p, d, keys, cols)
+	}
 	return b.String(), nil
+}
+
+// writeDomainJoin releases exactly the public groups: the distinct keys of the public
+// relation, each with its stage row if it has one (empty groups get zero counts and sums),
+// and no group outside the domain.
+func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, cols []string) {
+	q := p.Query
+	var dk, on, out []string
+	for i, k := range q.Keys {
+		dk = append(dk, fmt.Sprintf("%s AS %s", Print(d, k.Expr), keys[i]))
+		on = append(on, fmt.Sprintf("_dp_domain.%s IS NOT DISTINCT FROM _dp_groups.%s", keys[i], keys[i]))
+		out = append(out, "_dp_domain."+keys[i])
+	}
+	for _, c := range cols[len(keys):] {
+		name := c[strings.LastIndex(c, " AS ")+4:]
+		out = append(out, fmt.Sprintf("_dp_groups.%s AS %s", name, name))
+	}
+	fmt.Fprintf(b, ",\n_dp_domain AS (SELECT DISTINCT %s FROM %s)\n", strings.Join(dk, ", "), Print(d, q.Domain))
+	fmt.Fprintf(b, "SELECT %s\nFROM _dp_domain LEFT JOIN _dp_groups ON %s", strings.Join(out, ", "), strings.Join(on, " AND "))
 }
 
 // valueExpr converts an aggregate argument to a double with NaN as NULL: NaN is not a value

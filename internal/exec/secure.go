@@ -46,20 +46,55 @@ func (Secure) Bounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, 
 
 // NewSelection makes the dp/selection rule of a plan.
 func NewSelection(s plan.Selection) (selection.Strategy, error) {
-	if s.MinUnits > 0 {
-		return nil, fmt.Errorf("min_privacy_units_per_group is not supported yet")
-	}
 	params := selection.Params{Epsilon: s.Epsilon, Delta: s.Delta, L0: s.Kappa}
+	var st selection.Strategy
+	var err error
 	switch s.Rule {
 	case plan.PublicGroups:
 		return selection.Public(), nil
 	case plan.GaussianThreshold:
-		return selection.NewGaussianThreshold(params)
+		st, err = selection.NewGaussianThreshold(params)
 	case plan.TruncatedGeometric:
-		return selection.NewTruncatedGeometric(params)
+		st, err = selection.NewTruncatedGeometric(params)
 	default:
-		return selection.NewLaplaceThreshold(params)
+		st, err = selection.NewLaplaceThreshold(params)
 	}
+	if err != nil || s.MinUnits <= 1 {
+		return st, err
+	}
+	return &atLeast{Strategy: st, shift: s.MinUnits - 1}, nil
+}
+
+// atLeast applies min_privacy_units_per_group: the rule sees each group's unit count less
+// (min - 1), so a group needs min - 1 more units to reach the same release probability, and
+// groups of fewer than min units are never released. Shifting every count by the same
+// constant keeps the distance between neighbouring datasets, so the guarantee and the cost
+// are unchanged (a plain cut on the exact count would not be DP).
+type atLeast struct {
+	selection.Strategy
+	shift int64
+}
+
+func (a *atLeast) Keep(n int64) (bool, error) {
+	if n-a.shift <= 0 {
+		return false, nil
+	}
+	return a.Strategy.Keep(n - a.shift)
+}
+
+func (a *atLeast) ProbabilityOfKeep(n int64) float64 {
+	if n-a.shift <= 0 {
+		return 0
+	}
+	return a.Strategy.ProbabilityOfKeep(n - a.shift)
+}
+
+func (a *atLeast) UnitsForProbability(p float64) int64 {
+	return a.Strategy.UnitsForProbability(p) + a.shift
+}
+
+func (a *atLeast) Describe() string {
+	return fmt.Sprintf("%s; min_privacy_units_per_group=%d adds %d to the units needed", a.Strategy.Describe(), a.shift+1, a.shift)
 }
 
 type secureRelease struct {

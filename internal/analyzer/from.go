@@ -144,6 +144,10 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 			fmt.Sprintf("%s is private: it can only be read by an anonymized aggregation", rel.Name),
 			fmt.Sprintf("write SELECT WITH ANONYMIZATION OPTIONS(epsilon=..., delta=..., kappa=...) ... FROM %s GROUP BY ...", rel.Name))
 	}
+	// Print the relation by the catalog's exact name, quoted, not as the analyst spelled
+	// it: in PostgreSQL "Pages" and pages are different relations, and the one read must be
+	// the one the policy was checked for.
+	t.Name = exactName(rel.Name, t.Name)
 	info := &relInfo{unitIdx: -1, private: rel.Kind == catalog.Private}
 	for i, c := range rel.Columns {
 		info.cols = append(info.cols, c.Name)
@@ -325,4 +329,22 @@ func conjuncts(x ast.Expr) []ast.Expr {
 		return append(conjuncts(b.L), conjuncts(b.R)...)
 	}
 	return []ast.Expr{x}
+}
+
+// exactName returns the identifiers of a catalog relation name ("t" or "schema.t"), quoted,
+// keeping the spans of the analyst's spelling.
+func exactName(name string, written []*ast.Ident) []*ast.Ident {
+	parts := strings.Split(name, ".")
+	if len(parts) > 2 {
+		parts = []string{strings.Join(parts[:len(parts)-1], "."), parts[len(parts)-1]}
+	}
+	out := make([]*ast.Ident, len(parts))
+	for i, p := range parts {
+		id := &ast.Ident{Name: p, Quoted: true}
+		if i < len(written) {
+			id.SetSpan(written[len(written)-len(parts)+i].Span())
+		}
+		out[i] = id
+	}
+	return out
 }

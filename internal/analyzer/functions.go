@@ -108,3 +108,7 @@ func isAnonAggregate(name string, syntax int) (Func, bool) {
 	}
 	return 0, false
 }
+
+// IsAggregate reports whether name is a plain aggregate function (for the SQL generator,
+// which must not wrap aggregate calls the way it wraps scalar expressions).
+func IsAggregate(name string) bool { return classify(name) == aggregateFunc }

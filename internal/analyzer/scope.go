@@ -28,6 +28,24 @@ func (it *item) hasCol(name string) (string, bool) {
 	return "", false
 }
 
+// unambiguousCol refuses a reference to a name that two columns of it share up to case: in
+// PostgreSQL "UID" and uid are different columns, and dpsql matches names
+// case-insensitively, so it could mistake one for the privacy unit.
+func (it *item) unambiguousCol(at *ast.ColumnRef, name string) error {
+	n := 0
+	for _, c := range it.cols {
+		if strings.EqualFold(c, name) {
+			n++
+		}
+	}
+	if n > 1 {
+		return sqlerr.New(at.Span().Start, sqlerr.AmbiguousColumn,
+			"%s has several columns named %q up to case; dpsql cannot tell them apart", qualName(it), name).
+			WithHint("the data owner must rename one of them")
+	}
+	return nil
+}
+
 func (it *item) isUnit(col string) bool {
 	return it.private && it.unit != "" && strings.EqualFold(it.unit, col)
 }
@@ -75,6 +93,9 @@ func (s *scope) resolveHere(c *ast.ColumnRef) (ref, bool, error) {
 	case 1:
 		var found []ref
 		for _, it := range s.items {
+			if err := it.unambiguousCol(c, parts[0].Name); err != nil {
+				return ref{}, false, err
+			}
 			if col, ok := it.hasCol(parts[0].Name); ok && !it.merged[strings.ToLower(col)] {
 				found = append(found, ref{item: it, col: col})
 			}
@@ -93,6 +114,9 @@ func (s *scope) resolveHere(c *ast.ColumnRef) (ref, bool, error) {
 		q := parts[len(parts)-2].Name
 		for _, it := range s.items {
 			if it.qual != "" && strings.EqualFold(it.qual, q) {
+				if err := it.unambiguousCol(c, parts[len(parts)-1].Name); err != nil {
+					return ref{}, false, err
+				}
 				if col, ok := it.hasCol(parts[len(parts)-1].Name); ok {
 					return ref{item: it, col: col}, true, nil
 				}

@@ -246,15 +246,9 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 		return nil, err
 	}
 	res, err := prep.Run(ctx, e.b)
-	if se, ok := sqlerr.As(err); ok && se.Code == sqlerr.InsufficientData {
-		// That the bounds could not be estimated is itself a DP result (a function of a noisy
-		// histogram): it is charged like a release before it is reported.
-		if _, cerr := spend.Commit(ctx); cerr != nil {
-			return nil, cerr
-		}
-		se.Pos = q.Options.Pos
-		se.Msg += fmt.Sprintf(" (the attempt was charged %s: its failure depends on the data)", cost)
-		return nil, se
+	var de *exec.DataError
+	if errors.As(err, &de) {
+		return nil, e.chargeFailure(ctx, spend, cost, q, de)
 	}
 	if err != nil {
 		return nil, err
@@ -313,4 +307,26 @@ done:
 		r.Rows = append(r.Rows, []any{l})
 	}
 	return r
+}
+
+// chargeFailure handles a query that failed after it started reading private data: the
+// failure may depend on the data (an estimate with too few data, an error on one user's
+// row), so it is charged like a release, and analysts see no database message, which could
+// quote a private value.
+func (e *Engine) chargeFailure(ctx context.Context, spend *ledger.Spend, cost ledger.Budget, q *analyzer.Query, de *exec.DataError) error {
+	if _, err := spend.Commit(ctx); err != nil {
+		return err
+	}
+	if se, ok := sqlerr.As(de.Err); ok && se.Code == sqlerr.InsufficientData {
+		se.Pos = q.Options.Pos
+		se.Msg += fmt.Sprintf(" (the attempt was charged %s: its failure depends on the data)", cost)
+		return se
+	}
+	msg := "the query failed while evaluating it over private data"
+	if e.o.Owner {
+		msg += ": " + de.Err.Error()
+	}
+	return &sqlerr.Error{Code: sqlerr.DataException, Pos: q.Options.Pos, Cause: de,
+		Msg: msg + fmt.Sprintf(" (the attempt was charged %s: whether it fails may depend on the data)", cost),
+		Hint: "the database's message is withheld from analysts because it could quote private values; make every expression total (TRY_CAST, NULLIF for divisors, CASE guards)"}
 }

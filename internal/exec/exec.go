@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -138,14 +139,24 @@ type StageRows struct {
 // Stage runs the plan's SQL in the database. Its result is exact and must never be shown:
 // Release turns it into released values.
 func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, error) {
+	// The probe reads no rows: its errors (names, types) do not depend on the data.
+	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
+	if err != nil {
+		return nil, err
+	}
+	st, err := pr.stage(ctx, b)
+	if err != nil {
+		return nil, dataError(ctx, err)
+	}
+	st.probe = probe
+	return st, nil
+}
+
+func (pr *Prepared) stage(ctx context.Context, b backend.Backend) (*StageRows, error) {
 	if pr.Release == nil {
 		if err := pr.estimateBounds(ctx, b); err != nil {
 			return nil, err
 		}
-	}
-	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
-	if err != nil {
-		return nil, err
 	}
 	rows, err := b.Query(ctx, pr.StageSQL)
 	if err != nil {
@@ -155,7 +166,24 @@ func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, e
 	if err != nil {
 		return nil, err
 	}
-	return &StageRows{probe: probe, rows: rows, leaves: leaves}, nil
+	return &StageRows{rows: rows, leaves: leaves}, nil
+}
+
+// DataError is an error that happened after the query started reading private data (or
+// using values estimated from it). Whether it happens may depend on the data, so the engine
+// charges the query for it and does not show the database's message to analysts.
+type DataError struct{ Err error }
+
+func (e *DataError) Error() string { return e.Err.Error() }
+func (e *DataError) Unwrap() error { return e.Err }
+
+// dataError wraps err as a DataError, except cancellations and timeouts, which come from the
+// caller, not from the data.
+func dataError(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &DataError{Err: err}
 }
 
 // ReleaseRows selects and noises the groups of st (each call draws fresh noise) and
@@ -247,7 +275,7 @@ func (pr *Prepared) ReleaseRows(ctx context.Context, b backend.Backend, st *Stag
 	}
 	post, err := b.Query(ctx, sql)
 	if err != nil {
-		return nil, fmt.Errorf("post-processing the released values: %w", err)
+		return nil, dataError(ctx, fmt.Errorf("post-processing the released values: %w", err))
 	}
 	res.Columns, res.Types, res.Rows = post.Columns, post.Types, post.Values
 	return res, nil

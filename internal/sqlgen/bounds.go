@@ -42,9 +42,9 @@ func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) 
 	switch {
 	case arg == nil:
 	case a.Func == analyzer.CountValues:
-		values[j] = Print(d, arg)
+		values[j] = PrintData(d, arg)
 	default:
-		values[j] = valueExpr(d, Print(d, arg))
+		values[j] = valueExpr(d, PrintData(d, arg))
 	}
 	for i, x := range partials {
 		partials[i] = fmt.Sprintf("%s AS _dp_x%d", strings.ReplaceAll(x, "_dp_v", fmt.Sprintf("_dp_v%d", j)), i)
@@ -92,7 +92,7 @@ func doubleType(d backend.Dialect) string {
 // returns the key column names.
 func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []string, partials []string) []string {
 	q := p.Query
-	pr := func(n ast.Node) string { return Print(d, n) }
+	pr := func(n ast.Node) string { return PrintData(d, n) }
 	b.WriteString("WITH ")
 	for _, cte := range q.With {
 		b.WriteString(pr(cte))

@@ -39,7 +39,7 @@ func QuantileStage(p *plan.Plan, d backend.Dialect, j int, numLeaves int) (strin
 		pick = fmt.Sprintf("arg_min(%s, hash(hash(%s, %d))) FILTER (WHERE %s IS NOT NULL)", v, h, p.Seed, v)
 	}
 	values := make([]string, j+1)
-	values[j] = valueExpr(d, Print(d, arg))
+	values[j] = valueExpr(d, PrintData(d, arg))
 	var b strings.Builder
 	writePrefix(&b, p, d, values, []string{pick + " AS " + quantileValueExpr})
 	lo, hi, n := num(a.Lower), num(a.Upper), fmt.Sprint(numLeaves)

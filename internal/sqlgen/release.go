@@ -17,7 +17,7 @@ import (
 // arguments of q: the executor learns the result types before running the stage (and the
 // database checks names and types cheaply).
 func Probe(q *analyzer.Query, d backend.Dialect) string {
-	pr := func(n ast.Node) string { return Print(d, n) }
+	pr := func(n ast.Node) string { return PrintData(d, n) }
 	var b strings.Builder
 	if len(q.With) > 0 {
 		b.WriteString("WITH ")

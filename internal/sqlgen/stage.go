@@ -39,9 +39,9 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 		case arg == nil:
 		case a.Func == analyzer.CountValues:
 			// COUNT counts non-NULL values of any type.
-			values[j] = Print(d, arg)
+			values[j] = PrintData(d, arg)
 		default:
-			values[j] = valueExpr(d, Print(d, arg))
+			values[j] = valueExpr(d, PrintData(d, arg))
 		}
 		v := fmt.Sprintf("_dp_v%d", j)
 		switch a.Func {
@@ -124,11 +124,12 @@ func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, 
 // valueExpr converts an aggregate argument to a double with NaN as NULL: NaN is not a value
 // (it is skipped, as in ZetaSQL) and must not reach clamping.
 func valueExpr(d backend.Dialect, x string) string {
-	t := "DOUBLE"
 	if d == backend.Postgres {
-		t = "DOUBLE PRECISION"
+		return fmt.Sprintf("NULLIF(CAST(%s AS DOUBLE PRECISION), CAST('NaN' AS DOUBLE PRECISION))", x)
 	}
-	return fmt.Sprintf("NULLIF(CAST(%s AS %s), CAST('NaN' AS %s))", x, t, t)
+	// TRY_CAST: a value that is not a number (a string argument) is no value, not an error
+	// that would depend on the data (see PrintData).
+	return fmt.Sprintf("NULLIF(TRY_CAST(%s AS DOUBLE), CAST('NaN' AS DOUBLE))", x)
 }
 
 // clampExpr clamps x into [lo, hi] and keeps NULL as NULL: GREATEST and LEAST skip NULL

@@ -15,6 +15,8 @@ import (
 type table struct {
 	name    string // as analysts name it: "t" in the current schema, else "schema.t"
 	columns []catalog.Column
+	// ambiguous lists other relations whose names equal this one's up to case.
+	ambiguous []string
 }
 
 // tablesOf reads the relations and columns of the database from information_schema,
@@ -44,6 +46,12 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 		if t == nil {
 			t = &table{name: name}
 			out[key] = t
+		} else if t.name != name {
+			// Two relations whose names differ only in case (possible in PostgreSQL with
+			// quoted names): dpsql matches names case-insensitively, so it cannot tell which
+			// one a policy or a query means. Policies on them are refused (see ambiguous).
+			t.ambiguous = append(t.ambiguous, name)
+			continue
 		}
 		t.columns = append(t.columns, catalog.Column{Name: asString(r[2]), Type: strings.ToUpper(asString(r[3]))})
 	}
@@ -78,6 +86,9 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 			missing = append(missing, name)
 			continue
 		}
+		if err := t.unambiguous(); err != nil {
+			return nil, err
+		}
 		rel := &catalog.Relation{Name: t.name, Kind: kind, Columns: t.columns}
 		if kind == catalog.Private {
 			c, ok := rel.Column(unit)
@@ -111,6 +122,11 @@ func resolve(ctx context.Context, q backend.Querier, relation string) (*table, e
 		return nil, err
 	}
 	t := tabs[strings.ToLower(relation)]
+	if t != nil {
+		if err := t.unambiguous(); err != nil {
+			return nil, err
+		}
+	}
 	if t == nil {
 		names := make([]string, 0, len(tabs))
 		for _, t := range tabs {
@@ -180,4 +196,14 @@ func Unset(ctx context.Context, q backend.Querier, relation string) error {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedTable, "relation %q has no privacy policy to remove", relation)
 	}
 	return q.Exec(ctx, `DELETE FROM dpsql.relations WHERE name = $1`, key)
+}
+
+// unambiguous refuses a relation whose name another relation repeats up to case.
+func (t *table) unambiguous() error {
+	if len(t.ambiguous) == 0 {
+		return nil
+	}
+	return sqlerr.New(sqlerr.Pos{}, sqlerr.AmbiguousColumn,
+		"relations %q and %q differ only in case: dpsql cannot tell them apart", t.name, t.ambiguous[0]).
+		WithHint("the data owner must rename one of them")
 }

@@ -54,15 +54,19 @@ type Summary struct {
 	Rows, Users, Groups int64 // rows of Table, users present, groups with at least one user
 	MaxGroupsPerUser    int64
 	MeanGroupsPerUser   float64
-	ClampedShare        float64 // share of values above Upper
-	Sizes               [3]int  // groups with 1-9, 10-99 and 100+ users
+	ClampedShare        float64             // share of values above Upper
+	Sizes               [NumBuckets - 1]int // groups per size bucket (BucketNames[1:])
 	Largest             int64
 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("%d rows, %d users, %d groups (%d with 1-9 users, %d with 10-99, %d with 100+; largest %d), "+
+	var sizes []string
+	for i, n := range s.Sizes {
+		sizes = append(sizes, fmt.Sprintf("%d with %s users", n, BucketNames[i+1]))
+	}
+	return fmt.Sprintf("%d rows, %d users, %d groups (%s; largest %d), "+
 		"%.2f groups per user on average (at most %d), %.1f%% of values above the upper bound",
-		s.Rows, s.Users, s.Groups, s.Sizes[0], s.Sizes[1], s.Sizes[2], s.Largest,
+		s.Rows, s.Users, s.Groups, strings.Join(sizes, ", "), s.Largest,
 		s.MeanGroupsPerUser, s.MaxGroupsPerUser, 100*s.ClampedShare)
 }
 
@@ -159,18 +163,23 @@ func Generate(ctx context.Context, db *dpsql.DB, d Dataset) ([]Truth, Summary, e
 	return truth, sum, nil
 }
 
-// Buckets of group size (exact users), as reported.
-var BucketNames = [4]string{"all", "1-9", "10-99", "100+"}
+// NumBuckets counts the columns of the report: all groups, then groups by exact size.
+const NumBuckets = 5
 
-// bucket returns 1, 2 or 3 for groups of 1-9, 10-99 and 100+ users.
+// BucketNames names the buckets of group size (exact users), as reported.
+var BucketNames = [NumBuckets]string{"all", "1-9", "10-99", "100-999", "1000+"}
+
+// bucket returns 1, 2, 3 or 4 for groups of 1-9, 10-99, 100-999 and 1000+ users.
 func bucket(users int64) int {
 	switch {
 	case users < 10:
 		return 1
 	case users < 100:
 		return 2
+	case users < 1000:
+		return 3
 	}
-	return 3
+	return 4
 }
 
 func toFloat(v any) float64 {

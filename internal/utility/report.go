@@ -12,7 +12,7 @@ func Report(w io.Writer, cells []Cell) {
 	fmt.Fprintln(w, "Groups released (share of runs x groups, by exact group size in users); n50: smallest size from which")
 	fmt.Fprintln(w, "every group was released in at least half of the runs, measured and as EXPLAIN predicts:")
 	fmt.Fprintln(w)
-	rows := [][]string{{"ε", "rule", "all", "1-9", "10-99", "100+", "n50", "n50 (EXPLAIN)"}}
+	rows := [][]string{append(append([]string{"ε", "rule"}, BucketNames[:]...), "n50", "n50 (EXPLAIN)")}
 	for _, c := range cells {
 		r := []string{num(c.Epsilon), c.Rule}
 		for _, s := range c.Released {
@@ -26,23 +26,32 @@ func Report(w io.Writer, cells []Cell) {
 		rows = append(rows, r)
 	}
 	table(w, rows)
+	for _, c := range cells {
+		if c.Extra > 0 {
+			fmt.Fprintf(w, "\nε=%s, %s: %d releases of public keys with no users (not counted above)\n", num(c.Epsilon), c.Rule, c.Extra)
+		}
+	}
 	for _, m := range []struct {
 		name string
-		get  func(Cell) [4]Quantiles
+		get  func(Cell) [NumBuckets]Quantiles
 	}{
-		{"counts (ANON_COUNT(DISTINCT uid))", func(c Cell) [4]Quantiles { return c.Count }},
-		{"sums (ANON_SUM)", func(c Cell) [4]Quantiles { return c.Sum }},
-		{"medians (ANON_MEDIAN)", func(c Cell) [4]Quantiles { return c.Median }},
+		{"counts (ANON_COUNT(DISTINCT uid))", func(c Cell) [NumBuckets]Quantiles { return c.Count }},
+		{"sums (ANON_SUM)", func(c Cell) [NumBuckets]Quantiles { return c.Sum }},
+		{"medians (ANON_MEDIAN)", func(c Cell) [NumBuckets]Quantiles { return c.Median }},
 	} {
-		fmt.Fprintf(w, "\nRelative error of %s over released groups: median (90th percentile):\n\n", m.name)
-		rows := [][]string{{"ε", "rule", "all", "1-9", "10-99", "100+"}}
+		fmt.Fprintf(w, "\nRelative error of %s over released groups: median (90th percentile), n= when fewer than 20 releases:\n\n", m.name)
+		rows := [][]string{append([]string{"ε", "rule"}, BucketNames[:]...)}
 		for _, c := range cells {
 			r := []string{num(c.Epsilon), c.Rule}
 			for _, q := range m.get(c) {
 				if q.N == 0 {
 					r = append(r, "-")
 				} else {
-					r = append(r, fmt.Sprintf("%s (%s)", pct(q.Median), pct(q.P90)))
+					cell := fmt.Sprintf("%s (%s)", pct(q.Median), pct(q.P90))
+					if q.N < 20 {
+						cell += fmt.Sprintf(" n=%d", q.N)
+					}
+					r = append(r, cell)
 				}
 			}
 			rows = append(rows, r)

@@ -24,6 +24,7 @@ var Rules = []Rule{
 	{Name: "LAPLACE_THRESHOLD + LAPLACE", Options: "noise_kind=LAPLACE, group_selection=LAPLACE_THRESHOLD"},
 	{Name: "GAUSSIAN_THRESHOLD + GAUSSIAN", Options: "noise_kind=GAUSSIAN, group_selection=GAUSSIAN_THRESHOLD"},
 	{Name: "TRUNCATED_GEOMETRIC + LAPLACE", Options: "noise_kind=LAPLACE, group_selection=TRUNCATED_GEOMETRIC"},
+	{Name: "GAUSSIAN_THRESHOLD + LAPLACE", Options: "noise_kind=LAPLACE, group_selection=GAUSSIAN_THRESHOLD"},
 	{Name: "PUBLIC_GROUPS + LAPLACE", Options: "noise_kind=LAPLACE, group_selection_strategy=PUBLIC_GROUPS", Public: true},
 }
 
@@ -65,8 +66,8 @@ type Cell struct {
 	Rule    string
 	Runs    int
 	// Released[b] is the share of (run, group) pairs released among the groups of size
-	// bucket b (0: all groups present in the data; 1-3: BucketNames).
-	Released [4]float64
+	// bucket b (0: all groups present in the data; then by size, BucketNames).
+	Released [NumBuckets]float64
 	// N50 is the smallest group size n such that every group of n users or more was released
 	// in at least half of the runs (0 if no size qualifies; N50All if every size does); N50Theory is EXPLAIN's "kept with
 	// probability 0.5 at n units" (0 for public groups).
@@ -74,7 +75,7 @@ type Cell struct {
 	N50All         bool
 	// Count, Sum and Median hold the relative errors |released - truth| / truth of released
 	// groups, by size bucket as Released.
-	Count, Sum, Median [4]Quantiles
+	Count, Sum, Median [NumBuckets]Quantiles
 	QueryTime          time.Duration // median wall time of one query
 	Extra              int           // released groups absent from the data (public keys with no users), all runs
 }
@@ -145,7 +146,7 @@ func runCell(ctx context.Context, db *dpsql.DB, cfg Config, truth []Truth, r Rul
 		byKey[t.Key] = i
 	}
 	kept := make([]int, len(truth)) // runs in which each group was released
-	var errs [3][4][]float64
+	var errs [3][NumBuckets][]float64
 	var times []time.Duration
 	for run := 0; run < cfg.Runs; run++ {
 		t0 := time.Now()
@@ -172,7 +173,7 @@ func runCell(ctx context.Context, db *dpsql.DB, cfg Config, truth []Truth, r Rul
 			}
 		}
 	}
-	var total, keptAll [4]int
+	var total, keptAll [NumBuckets]int
 	sizes := map[int64][2]int{} // size -> (released, tried)
 	for i, t := range truth {
 		b := bucket(t.Users)
@@ -194,7 +195,7 @@ func runCell(ctx context.Context, db *dpsql.DB, cfg Config, truth []Truth, r Rul
 	if c.N50 > 0 && c.N50 == minSize(sizes) {
 		c.N50All = true
 	}
-	for j := 0; j < 4; j++ {
+	for j := 0; j < NumBuckets; j++ {
 		c.Count[j], c.Sum[j], c.Median[j] = quantiles(errs[0][j]), quantiles(errs[1][j]), quantiles(errs[2][j])
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })

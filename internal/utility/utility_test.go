@@ -16,7 +16,7 @@ func TestPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Users != 400 || sum.Groups < 10 || sum.MaxGroupsPerUser > 3 || sum.Sizes[0]+sum.Sizes[1]+sum.Sizes[2] != int(sum.Groups) {
+	if sum.Users != 400 || sum.Groups < 10 || sum.MaxGroupsPerUser > 3 || sum.Sizes[0]+sum.Sizes[1]+sum.Sizes[2]+sum.Sizes[3] != int(sum.Groups) {
 		t.Fatalf("unexpected data: %v", sum)
 	}
 	if len(cells) != 2*len(Rules) {

@@ -327,6 +327,6 @@ func (e *Engine) chargeFailure(ctx context.Context, spend *ledger.Spend, cost le
 		msg += ": " + de.Err.Error()
 	}
 	return &sqlerr.Error{Code: sqlerr.DataException, Pos: q.Options.Pos, Cause: de,
-		Msg: msg + fmt.Sprintf(" (the attempt was charged %s: whether it fails may depend on the data)", cost),
+		Msg:  msg + fmt.Sprintf(" (the attempt was charged %s: whether it fails may depend on the data)", cost),
 		Hint: "the database's message is withheld from analysts because it could quote private values; make every expression total (TRY_CAST, NULLIF for divisors, CASE guards)"}
 }

@@ -32,6 +32,7 @@ func main() {
 		shape      = flag.String("shape", "hard", "data shape: hard (each row in a random key) or easy (1-3 keys per user)")
 		users      = flag.String("users", "", "distinct users (default rows/10)")
 		keys       = flag.Int64("keys", 1000, "distinct keys")
+		maxKeys    = flag.Int64("maxkeys", 3, "easy shape: each user has 1..maxkeys distinct keys")
 		kappa      = flag.Int("kappa", 4, "max keys per user")
 		runs       = flag.Int("runs", 3, "timed runs per strategy after a warm-up; the median is reported")
 		strategies = flag.String("strategies", "", "comma-separated strategy names (default: all); the floor always runs first")
@@ -65,7 +66,7 @@ func main() {
 			fail(err)
 		}
 	}
-	sh.Keys, sh.UIDType, sh.Values, sh.NullKeyFrac = *keys, *uidType, *values, *nullKeys
+	sh.Keys, sh.UIDType, sh.Values, sh.NullKeyFrac, sh.MaxKeysPerUser = *keys, *uidType, *values, *nullKeys, *maxKeys
 
 	db, err := bench.Open(*threads, *memLimit)
 	if err != nil {

@@ -53,6 +53,10 @@ func testCases() []testCase {
 		{"easy_dense_k2", gen(easy), DefaultSpec("t", 2)},
 		{"easy_dense_k4", gen(easy), DefaultSpec("t", 4)},
 		{"varchar_nullkeys_k3", gen(strs), DefaultSpec("t", 3)},
+		{"null_uids_k2", func(t *testing.T, db *sql.DB) {
+			gen(strs)(t, db)
+			mustExec(t, db, "UPDATE t SET uid = NULL WHERE hash(uid, v) % 10 = 0")
+		}, DefaultSpec("t", 2)},
 		{"two_keys_three_aggs_k3", func(t *testing.T, db *sql.DB) {
 			gen(strs)(t, db)
 			// two key columns, both sometimes NULL, from the varchar table

@@ -21,8 +21,9 @@ const (
 	// 1000 keys almost every user touches ~10 keys, well over kappa, and stage 1 (GROUP BY key,
 	// uid) barely reduces the data. This is the worst case for contribution bounding.
 	Hard ShapeKind = "hard"
-	// Easy: each user touches 1 to 3 keys (chosen per user), so most users are at or under a
-	// kappa of 3 or 4, and stage 1 reduces the rows several-fold.
+	// Easy: each user touches 1 to MaxKeysPerUser (default 3) keys, chosen per user, so with the
+	// default most users are at or under a kappa of 3 or 4, and stage 1 reduces the rows
+	// several-fold.
 	Easy ShapeKind = "easy"
 )
 
@@ -42,6 +43,9 @@ type Shape struct {
 	UIDType string
 	// NullKeyFrac: fraction of rows whose key is NULL (NULL is a group of its own).
 	NullKeyFrac float64
+	// MaxKeysPerUser bounds the distinct keys of a user in the easy shape (default 3): user u
+	// gets 1 + hash(u) % MaxKeysPerUser keys.
+	MaxKeysPerUser int64
 	// Seed makes the data reproducible.
 	Seed uint64
 }
@@ -57,8 +61,12 @@ func DefaultShape(kind ShapeKind, rows int64) Shape {
 }
 
 func (s Shape) String() string {
-	return fmt.Sprintf("%s rows=%d users=%d keys=%d values=%s uid=%s nullkeys=%g",
-		s.Kind, s.Rows, s.Users, s.Keys, s.Values, s.uidType(), s.NullKeyFrac)
+	extra := ""
+	if s.Kind == Easy {
+		extra = fmt.Sprintf(" maxkeys/user=%d", max(s.MaxKeysPerUser, 3*boolInt(s.MaxKeysPerUser <= 0)))
+	}
+	return fmt.Sprintf("%s rows=%d users=%d keys=%d values=%s uid=%s nullkeys=%g%s",
+		s.Kind, s.Rows, s.Users, s.Keys, s.Values, s.uidType(), s.NullKeyFrac, extra)
 }
 
 func (s Shape) uidType() string {
@@ -85,9 +93,13 @@ func (s Shape) GenerateSQL(table string) (string, error) {
 	case Hard:
 		key = fmt.Sprintf("hash(i, %d::UBIGINT) %% %d", seed, s.Keys)
 	case Easy:
-		// c in 1..3 keys per user; the row's slot j % c picks one of them.
-		key = fmt.Sprintf("hash(%[1]s, ((i // %[2]d) %% (1 + hash(%[1]s, %[3]d::UBIGINT) %% 3)), %[3]d::UBIGINT) %% %[4]d",
-			uidExpr, s.Users, seed, s.Keys)
+		// c in 1..MaxKeysPerUser keys per user; the row's slot j % c picks one of them.
+		maxk := s.MaxKeysPerUser
+		if maxk <= 0 {
+			maxk = 3
+		}
+		key = fmt.Sprintf("hash(%[1]s, ((i // %[2]d) %% (1 + hash(%[1]s, %[3]d::UBIGINT) %% %[5]d)), %[3]d::UBIGINT) %% %[4]d",
+			uidExpr, s.Users, seed, s.Keys, maxk)
 	default:
 		return "", fmt.Errorf("bench: unknown shape %q", s.Kind)
 	}
@@ -159,4 +171,11 @@ FROM (SELECT uid, count(*) AS n FROM (SELECT DISTINCT uid, k FROM %[1]s) GROUP B
 	st.Pairs = int64(pairs.Float64)
 	st.MeanKeysPerUser = mean.Float64
 	return st, nil
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

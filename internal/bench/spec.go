@@ -106,9 +106,16 @@ func (a Agg) partial() string {
 	}
 }
 
+// src is the private relation without rows whose privacy unit is NULL. Such rows have no
+// owner to bound: every strategy drops them (a LEFT JOIN or a GROUP BY would otherwise let a
+// NULL "user" contribute to any number of keys, or treat all of them as one user).
+func (s Spec) src() string {
+	return fmt.Sprintf("(SELECT * FROM %s WHERE %s IS NOT NULL)", s.Table, s.UID)
+}
+
 // Stage1 is the per-user partial aggregation: one row per (keys, uid).
 func (s Spec) Stage1() string {
-	return fmt.Sprintf("SELECT %s FROM %s GROUP BY %s", s.stage1Select(), s.Table, s.stage1GroupBy())
+	return fmt.Sprintf("SELECT %s FROM %s GROUP BY %s", s.stage1Select(), s.src(), s.stage1GroupBy())
 }
 
 // final is the stage-3 select list over rows named by prefix (e.g. "" or "r."): the keys, the

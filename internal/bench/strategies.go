@@ -28,8 +28,11 @@ func Strategies() []Strategy {
 		{Name: "threshold_join", Exact: true, Note: "per-user kappa-th smallest h by aggregation, joined back", SQL: thresholdJoinSQL},
 		{Name: "threshold_join_fast", Exact: true, Note: "threshold only for users with more than kappa keys, LEFT JOIN", SQL: thresholdJoinFastSQL},
 		{Name: "prefilter_join", Exact: true, Note: "per-user kappa-th smallest distinct h from a list of raw-row hashes; join raw rows, keep h <= threshold, then stages 1 and 3", SQL: prefilterJoinSQL},
+		{Name: "prefilter_join_mat", Exact: true, Note: "prefilter_join over a MATERIALIZED copy of the relation (the price of not computing an expensive relation twice)", SQL: prefilterJoinMatSQL},
 		{Name: "prefilter_leftjoin", Exact: true, Note: "prefilter_join with thresholds only for users over kappa keys (LEFT JOIN)", SQL: prefilterLeftJoinSQL},
 		{Name: "prefilter_sort", Exact: true, Note: "prefilter_join with list_sort(list_distinct(hs))[kappa] instead of kappa min passes", SQL: prefilterSortSQL},
+		{Name: "post_lists", Exact: true, Note: "stage 1, then per-user lists of h, keys, partials; kappa-th smallest h by min passes; UNNEST kept pairs; stage 3 (no join)", SQL: postListsSQL},
+		{Name: "post_thr_leftjoin", Exact: true, Note: "stage 1 (materialised), threshold from list(h) for users over kappa only, LEFT JOIN back", SQL: postThrLeftJoinSQL},
 		{Name: "prefilter_lists", Exact: true, Note: "one scan: per-user lists of key, values and h; threshold; UNNEST the kept rows; stages 1 and 3", SQL: prefilterListsSQL},
 	}
 }
@@ -124,6 +127,9 @@ func (s Spec) rawHash(seed uint64) string {
 // columns to keep (", a, b"); the last CTE keeps hs only if keepHs. It returns the CTE text
 // and the name of the last CTE.
 func kthDistinctCTEs(first string, kappa int, carry string, keepHs bool) (ctes, last string) {
+	if kappa < 1 {
+		panic("bench: kappa < 1")
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "m1 AS (SELECT u, hs%s, list_min(hs) AS m FROM %s)", carry, first)
 	last = "m1"
@@ -161,14 +167,26 @@ const Recommended = "prefilter_join"
 // prefilterBounded returns the WITH clause and the bounded stage-1 query of prefilter_join:
 // one row per kept (keys, uid) with the partials, at most kappa rows per uid.
 func prefilterBounded(s Spec, seed uint64) (with, bounded string) {
+	return prefilterBoundedFrom(s, seed, "", s.src())
+}
+
+// prefilterBoundedFrom reads the private relation from src (twice), after the CTEs in pre.
+func prefilterBoundedFrom(s Spec, seed uint64, pre, src string) (with, bounded string) {
 	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
-	with = fmt.Sprintf("WITH l AS (SELECT %s AS u, list(%s) AS hs FROM %s GROUP BY 1),\n%s",
-		s.UID, s.rawHash(seed), s.Table, ctes)
+	with = fmt.Sprintf("WITH %sl AS (SELECT %s AS u, list(%s) AS hs FROM %s GROUP BY 1),\n%s",
+		pre, s.UID, s.rawHash(seed), src, ctes)
 	bounded = fmt.Sprintf(`SELECT %s FROM %s AS r JOIN %s AS th ON r.%s = th.u
   WHERE th.m IS NULL OR %s <= th.m
-  GROUP BY %s`, s.rawStage1Select("r."), s.Table, last, s.UID,
+  GROUP BY %s`, s.rawStage1Select("r."), src, last, s.UID,
 		HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), s.stage1GroupBy())
 	return with, bounded
+}
+
+// prefilterJoinMatSQL is prefilter_join reading the private relation from a materialised CTE:
+// what it costs when the relation is an expensive query (a join) that must not run twice.
+func prefilterJoinMatSQL(s Spec, seed uint64) string {
+	with, bounded := prefilterBoundedFrom(s, seed, "src AS MATERIALIZED "+s.src()+",\n", "src")
+	return fmt.Sprintf("%s\nSELECT %s FROM (\n  %s\n) GROUP BY %s", with, s.final(""), bounded, s.keyCols(""))
 }
 
 // KeptPairsSQL returns the stage-2 output of the recommended strategy: columns g0.., u and the
@@ -191,7 +209,7 @@ SELECT %[5]s FROM (
   SELECT %[6]s FROM %[3]s AS r LEFT JOIN (SELECT * FROM %[7]s WHERE m IS NOT NULL) AS th ON r.%[1]s = th.u
   WHERE th.m IS NULL OR %[8]s <= th.m
   GROUP BY %[10]s
-) GROUP BY %[11]s`, s.UID, s.rawHash(seed), s.Table, ctes, s.final(""), s.rawStage1Select("r."), last,
+) GROUP BY %[11]s`, s.UID, s.rawHash(seed), s.src(), ctes, s.final(""), s.rawStage1Select("r."), last,
 		HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), seed, s.stage1GroupBy(), s.keyCols(""))
 }
 
@@ -201,7 +219,7 @@ SELECT %[5]s FROM (
   SELECT %[6]s FROM %[3]s AS r JOIN th ON r.%[1]s = th.u
   WHERE th.m IS NULL OR %[7]s <= th.m
   GROUP BY %[9]s
-) GROUP BY %[10]s`, s.UID, s.rawHash(seed), s.Table, s.Kappa, s.final(""), s.rawStage1Select("r."),
+) GROUP BY %[10]s`, s.UID, s.rawHash(seed), s.src(), s.Kappa, s.final(""), s.rawStage1Select("r."),
 		HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), seed, s.stage1GroupBy(), s.keyCols(""))
 }
 
@@ -236,7 +254,7 @@ func prefilterListsSQL(s Spec, seed uint64) string {
 r AS (SELECT u, m, unnest(hs) AS h, %[6]s FROM %[7]s)
 SELECT %[8]s FROM (
   SELECT %[9]s, u, %[10]s FROM r WHERE m IS NULL OR h <= m GROUP BY %[11]s
-) GROUP BY %[9]s`, s.UID, s.rawHash(seed), strings.Join(lists, ", "), s.Table, ctes, strings.Join(unn, ", "),
+) GROUP BY %[9]s`, s.UID, s.rawHash(seed), strings.Join(lists, ", "), s.src(), ctes, strings.Join(unn, ", "),
 		last, s.final(""), s.keyCols(""), strings.Join(parts, ", "), s.stage1GroupBy())
 }
 
@@ -246,4 +264,39 @@ func prefixed(prefix string, xs []string) string {
 		out[i] = prefix + x
 	}
 	return strings.Join(out, ", ")
+}
+
+// stage1WithHash is stage 1 plus the sampling rank h of each (keys, uid) pair.
+func (s Spec) stage1WithHash(seed uint64) string {
+	return fmt.Sprintf("SELECT *, %s AS h FROM (%s)", s.HashExpr("", seed), s.Stage1())
+}
+
+func postListsSQL(s Spec, seed uint64) string {
+	var lists, carry, unn []string
+	for i := range s.Keys {
+		lists = append(lists, fmt.Sprintf("list(g%d) AS g%ds", i, i))
+		carry = append(carry, fmt.Sprintf("g%ds", i))
+		unn = append(unn, fmt.Sprintf("unnest(g%ds) AS g%d", i, i))
+	}
+	for j := range s.Aggs {
+		lists = append(lists, fmt.Sprintf("list(p%d) AS p%ds", j, j))
+		carry = append(carry, fmt.Sprintf("p%ds", j))
+		unn = append(unn, fmt.Sprintf("unnest(p%ds) AS p%d", j, j))
+	}
+	ctes, last := kthDistinctCTEs("l", s.Kappa, ", "+strings.Join(carry, ", "), true)
+	return fmt.Sprintf(`WITH l AS (SELECT u, list(h) AS hs, %s FROM (%s) GROUP BY u),
+%s,
+r AS (SELECT m, unnest(hs) AS h, %s FROM %s)
+SELECT %s FROM r WHERE m IS NULL OR h <= m GROUP BY %s`,
+		strings.Join(lists, ", "), s.stage1WithHash(seed), ctes, strings.Join(unn, ", "), last, s.final(""), s.keyCols(""))
+}
+
+func postThrLeftJoinSQL(s Spec, seed uint64) string {
+	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
+	return fmt.Sprintf(`WITH p AS MATERIALIZED (%s),
+l AS (SELECT u, list(h) AS hs FROM p GROUP BY u HAVING count(*) > %d),
+%s
+SELECT %s FROM p LEFT JOIN %s AS th ON p.u = th.u
+WHERE th.m IS NULL OR p.h <= th.m GROUP BY %s`,
+		s.stage1WithHash(seed), s.Kappa, ctes, s.final("p."), last, s.keyCols("p."))
 }

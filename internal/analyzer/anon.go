@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/parser"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -72,6 +74,8 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 		if err := b.publicDomain(); err != nil {
 			return nil, err
 		}
+	} else if err := b.declaredDomains(); err != nil {
+		return nil, err
 	}
 	for _, it := range s.Items {
 		if it.Star {
@@ -422,4 +426,101 @@ func (b *anonBuilder) publicDomain() error {
 	}
 	b.q.Domain = src.node
 	return nil
+}
+
+// declaredDomains uses the owner's public domains when every key is a column that has one:
+// the groups released are then exactly the domain's values (no partition selection needed).
+func (b *anonBuilder) declaredDomains() error {
+	if len(b.q.Keys) == 0 {
+		return nil
+	}
+	var doms []ast.Expr
+	for _, k := range b.q.Keys {
+		c, ok := unparen(k.Expr).(*ast.ColumnRef)
+		if !ok {
+			return nil
+		}
+		r, err := b.sc.resolve(c)
+		if err != nil || r.outer || r.item.domains == nil {
+			return nil
+		}
+		spec, ok := r.item.domains[strings.ToLower(r.col)]
+		if !ok {
+			return nil
+		}
+		d, err := ParseDomain(spec, b.a.cat)
+		if err != nil {
+			return sqlerr.New(k.Expr.Span().Start, sqlerr.InvalidParameterValue,
+				"the public domain of %s cannot be used: %v", r.col, err).
+				WithHint("the data owner must fix it with ALTER TABLE ... ALTER COLUMN %s SET OPTIONS(public_domain = ...)", r.col)
+		}
+		doms = append(doms, d)
+	}
+	b.q.KeyDomains = doms
+	return nil
+}
+
+// ParseDomain checks the SQL text of a public domain and returns it as an expression: a
+// constant or a parenthesised list of constants, range(lo, hi) with integer bounds (both
+// included), or relation.column naming a column of a public relation (printed by its exact
+// name).
+func ParseDomain(spec string, cat *catalog.Catalog) (ast.Expr, error) {
+	x, err := parser.ParseExpr(spec)
+	if err != nil {
+		return nil, err
+	}
+	switch d := x.(type) {
+	case *ast.Literal:
+		if d.Kind == ast.NullLit {
+			return nil, fmt.Errorf("NULL is not a domain")
+		}
+		return d, nil
+	case *ast.Tuple:
+		for _, e := range d.Elems {
+			if !isConstant(e) {
+				return nil, fmt.Errorf("a list of values must hold constants only")
+			}
+		}
+		return d, nil
+	case *ast.Paren:
+		if isConstant(d.X) {
+			return d.X, nil
+		}
+	case *ast.FuncCall:
+		if len(d.Name) == 1 && strings.EqualFold(d.Name[0].Name, "range") && len(d.Args) == 2 {
+			lo, err1 := constNumber(d.Args[0])
+			hi, err2 := constNumber(d.Args[1])
+			if err1 == nil && err2 == nil && lo == math.Trunc(lo) && hi == math.Trunc(hi) && lo <= hi && hi-lo <= 1e7 {
+				return d, nil
+			}
+			return nil, fmt.Errorf("range(lo, hi) needs integer constants with lo <= hi and at most 10^7 values")
+		}
+	case *ast.ColumnRef:
+		if len(d.Parts) == 2 {
+			rel, ok := cat.Lookup(d.Parts[0].Name)
+			if !ok || rel.Kind != catalog.Public {
+				return nil, fmt.Errorf("%s is not a public relation", d.Parts[0].Name)
+			}
+			col, ok := rel.Column(d.Parts[1].Name)
+			if !ok {
+				return nil, fmt.Errorf("%s has no column %s", rel.Name, d.Parts[1].Name)
+			}
+			return &ast.ColumnRef{Parts: append(exactName(rel.Name, nil), &ast.Ident{Name: col.Name, Quoted: true})}, nil
+		}
+	}
+	return nil, fmt.Errorf("a public domain is a value, a list of values in parentheses, range(lo, hi), or relation.column of a public relation")
+}
+
+func isConstant(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Literal:
+		return x.Kind != ast.NullLit
+	case *ast.TypedLiteral:
+		return true
+	case *ast.Unary:
+		return isConstant(x.X)
+	case *ast.Paren:
+		return isConstant(x.X)
+	}
+	return false
 }

@@ -164,6 +164,9 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 	}
 	fr := itemResult(qualID, info)
 	fr.items[0].node = t
+	if t.Alias == nil || len(t.Alias.Columns) == 0 {
+		fr.items[0].domains = rel.Domains
+	}
 	return fr, nil
 }
 

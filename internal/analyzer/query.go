@@ -124,6 +124,10 @@ type Query struct {
 	// exactly the distinct values of the keys in this public relation, with or without
 	// private rows.
 	Domain ast.TableExpr
+	// KeyDomains is set when every key is a column whose public domain the owner declared:
+	// one domain per key (a list of values, range(lo, hi), or a public relation's column),
+	// whose cross product is the set of released groups.
+	KeyDomains []ast.Expr
 
 	Outputs []*Output
 	Having  ast.Expr

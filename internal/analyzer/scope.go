@@ -17,6 +17,9 @@ type item struct {
 	merged  map[string]bool // columns merged into the left side by USING/NATURAL
 	// node is the FROM item this relation comes from (a table name or a subquery).
 	node ast.TableExpr
+	// domains are the owner's public domains of a base relation's columns (SQL text by
+	// lower-case column name).
+	domains map[string]string
 }
 
 func (it *item) hasCol(name string) (string, bool) {

@@ -67,8 +67,11 @@ type CreateStmt struct {
 // the policy of an existing relation (e.g. anonymization_userid_column='id', public=true).
 type AlterOptionsStmt struct {
 	span
-	Kind    string // "TABLE" or "VIEW"
-	Name    []*Ident
+	Kind string // "TABLE" or "VIEW"
+	Name []*Ident
+	// Column is set for ALTER TABLE t ALTER COLUMN c SET OPTIONS(...), which sets a column's
+	// policy (its public domain).
+	Column  *Ident
 	Options []*Option
 }
 

@@ -251,6 +251,10 @@ func (p *Printer) Default(n Node) {
 	case *AlterOptionsStmt:
 		p.WriteString("ALTER " + n.Kind + " ")
 		p.Name(n.Name)
+		if n.Column != nil {
+			p.WriteString(" ALTER COLUMN ")
+			p.Print(n.Column)
+		}
 		p.WriteString(" SET ")
 		p.options(n.Options)
 	case *SetBudgetStmt:

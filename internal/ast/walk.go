@@ -18,6 +18,9 @@ func Children(n Node) []Node {
 		}
 	case *AlterOptionsStmt:
 		c.idents(n.Name)
+		if n.Column != nil {
+			c.add(n.Column)
+		}
 		for _, o := range n.Options {
 			c.add(o)
 		}

@@ -494,13 +494,18 @@ func (p *parser) parseAlter() ast.Stmt {
 		return nil
 	}
 	name := p.qualifiedName()
+	var column *ast.Ident
+	if p.tok().is("ALTER") && p.peek(1).is("COLUMN") && isIdentTok(p.peek(2)) && p.peek(3).is("SET") && p.peek(4).is("OPTIONS") {
+		p.i += 2
+		column = p.ident()
+	}
 	if !p.tok().is("SET") || !p.peek(1).is("OPTIONS") {
 		return nil
 	}
 	p.i += 2
 	opts := p.optionList()
 	p.expectEnd()
-	s := &ast.AlterOptionsStmt{Kind: kind, Name: name, Options: opts}
+	s := &ast.AlterOptionsStmt{Kind: kind, Name: name, Column: column, Options: opts}
 	s.SetSpan(p.spanFrom(start))
 	return s
 }

@@ -104,7 +104,7 @@ func mechanisms(p *plan.Plan) error {
 	}
 	p.Selection = plan.Selection{Kappa: p.Kappa, MinUnits: o.MinPrivacyUnitsPerGroup}
 	switch {
-	case o.PublicGroups:
+	case o.PublicGroups, p.Query.KeyDomains != nil:
 		p.Selection.Rule = plan.PublicGroups
 	case o.Selection == "gaussian" || o.Selection == "gaussian_threshold":
 		p.Selection.Rule = plan.GaussianThreshold

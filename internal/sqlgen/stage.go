@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/plan"
 )
@@ -69,7 +70,8 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	keys := writePrefix(&b, p, d, values, partials)
 
 	// Per group: the unit count and exact sums of encoded, clamped partials.
-	if q.Domain != nil {
+	public := q.Domain != nil || q.KeyDomains != nil
+	if public {
 		b.WriteString(",\n_dp_groups AS (")
 	}
 	b.WriteString("\nSELECT ")
@@ -95,7 +97,7 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	if len(keys) > 0 {
 		b.WriteString("\nGROUP BY " + strings.Join(keys, ", "))
 	}
-	if q.Domain != nil {
+	if public {
 		b.WriteString("\n)")
 		writeDomainJoin(&b, p, d, keys, cols)
 	}
@@ -117,7 +119,15 @@ func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, 
 		name := c[strings.LastIndex(c, " AS ")+4:]
 		out = append(out, fmt.Sprintf("_dp_groups.%s AS %s", name, name))
 	}
-	fmt.Fprintf(b, ",\n_dp_domain AS (SELECT DISTINCT %s FROM %s)\n", strings.Join(dk, ", "), Print(d, q.Domain))
+	if q.KeyDomains != nil {
+		var parts []string
+		for i, dom := range q.KeyDomains {
+			parts = append(parts, domainSQL(d, dom, keys[i]))
+		}
+		fmt.Fprintf(b, ",\n_dp_domain AS (SELECT * FROM %s)\n", strings.Join(parts, " CROSS JOIN "))
+	} else {
+		fmt.Fprintf(b, ",\n_dp_domain AS (SELECT DISTINCT %s FROM %s)\n", strings.Join(dk, ", "), Print(d, q.Domain))
+	}
 	fmt.Fprintf(b, "SELECT %s\nFROM _dp_domain LEFT JOIN _dp_groups ON %s", strings.Join(out, ", "), strings.Join(on, " AND "))
 }
 
@@ -193,4 +203,28 @@ func priority(d backend.Dialect, keys []string, seed int64) string {
 		return fmt.Sprintf("hashtextextended(CAST(ROW(%s) AS TEXT), %d)", args, seed)
 	}
 	return fmt.Sprintf("hash(hash(%s, %d))", args, seed)
+}
+
+// domainSQL prints an owner-declared public domain (see analyzer.ParseDomain) as a derived
+// table with one column, key.
+func domainSQL(d backend.Dialect, dom ast.Expr, key string) string {
+	alias := "_dp_d" + strings.TrimPrefix(key, "_dp_k")
+	switch x := dom.(type) {
+	case *ast.Tuple:
+		var rows []string
+		for _, e := range x.Elems {
+			rows = append(rows, "("+Print(d, e)+")")
+		}
+		return fmt.Sprintf("(VALUES %s) AS %s(%s)", strings.Join(rows, ", "), alias, key)
+	case *ast.FuncCall: // range(lo, hi), both included
+		lo, hi := Print(d, x.Args[0]), Print(d, x.Args[1])
+		if d == backend.Postgres {
+			return fmt.Sprintf("(SELECT generate_series(%s, %s) AS %s) AS %s", lo, hi, key, alias)
+		}
+		return fmt.Sprintf("(SELECT range AS %s FROM range(%s, (%s) + 1)) AS %s", key, lo, hi, alias)
+	case *ast.ColumnRef:
+		rel := &ast.TableName{Name: x.Parts[:len(x.Parts)-1]}
+		return fmt.Sprintf("(SELECT DISTINCT %s AS %s FROM %s) AS %s", Print(d, x.Parts[len(x.Parts)-1]), key, Print(d, rel), alias)
+	}
+	return fmt.Sprintf("(VALUES (%s)) AS %s(%s)", Print(d, dom), alias, key)
 }

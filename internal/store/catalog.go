@@ -100,6 +100,9 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 		}
 		rels = append(rels, rel)
 	}
+	if err := loadDomains(ctx, q, rels); err != nil {
+		return nil, err
+	}
 	if len(missing) > 0 || len(badUnit) > 0 {
 		var parts []string
 		if len(missing) > 0 {
@@ -206,4 +209,59 @@ func (t *table) unambiguous() error {
 	return sqlerr.New(sqlerr.Pos{}, sqlerr.AmbiguousColumn,
 		"relations %q and %q differ only in case: dpsql cannot tell them apart", t.name, t.ambiguous[0]).
 		WithHint("the data owner must rename one of them")
+}
+
+// loadDomains attaches the owner's public domains to the relations they belong to.
+func loadDomains(ctx context.Context, q backend.Querier, rels []*catalog.Relation) error {
+	rows, err := q.Query(ctx, `SELECT relation, column_name, spec FROM dpsql.domains`)
+	if err != nil {
+		return fmt.Errorf("store: read dpsql.domains: %w", err)
+	}
+	byName := map[string]*catalog.Relation{}
+	for _, r := range rels {
+		byName[strings.ToLower(r.Name)] = r
+	}
+	for _, r := range rows.Values {
+		rel := byName[asString(r[0])]
+		if rel == nil {
+			continue // the relation is hidden: its domains are not used
+		}
+		c, ok := rel.Column(asString(r[1]))
+		if !ok {
+			return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedColumn,
+				"the public domain of %s.%s names a column that no longer exists", rel.Name, asString(r[1])).
+				WithHint("the data owner must remove it: ALTER TABLE %s ALTER COLUMN %s SET OPTIONS(public_domain = NULL)", rel.Name, asString(r[1]))
+		}
+		if rel.Domains == nil {
+			rel.Domains = map[string]string{}
+		}
+		rel.Domains[strings.ToLower(c.Name)] = asString(r[2])
+	}
+	return nil
+}
+
+// SetDomain declares the public domain of a relation's column: spec is the SQL text of the
+// domain (a list of values, a range or a public column; the engine validates it). An empty
+// spec removes the declaration.
+func SetDomain(ctx context.Context, q backend.Querier, relation, column, spec string) error {
+	if err := requireInit(ctx, q); err != nil {
+		return err
+	}
+	t, err := resolve(ctx, q, relation)
+	if err != nil {
+		return err
+	}
+	rel := catalog.Relation{Name: t.name, Columns: t.columns}
+	c, ok := rel.Column(column)
+	if !ok {
+		return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedColumn, "relation %s has no column %q", t.name, column)
+	}
+	key := strings.ToLower(t.name)
+	if err := q.Exec(ctx, `DELETE FROM dpsql.domains WHERE relation = $1 AND column_name = $2`, key, c.Name); err != nil {
+		return err
+	}
+	if spec == "" {
+		return nil
+	}
+	return q.Exec(ctx, `INSERT INTO dpsql.domains (relation, column_name, spec) VALUES ($1, $2, $3)`, key, c.Name, spec)
 }

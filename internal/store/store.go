@@ -19,7 +19,7 @@ const Schema = "dpsql"
 // schema yet.
 var ErrNotInitialized = errors.New("the database has no dpsql schema")
 
-var tables = []string{"budget", "charges", "relations"}
+var tables = []string{"budget", "charges", "domains", "relations"}
 
 var initStmts = []string{
 	`CREATE SCHEMA IF NOT EXISTS dpsql`,
@@ -44,6 +44,12 @@ var initStmts = []string{
 		epsilon DOUBLE PRECISION NOT NULL,
 		delta DOUBLE PRECISION NOT NULL,
 		query TEXT NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS dpsql.domains (
+		relation TEXT NOT NULL,
+		column_name TEXT NOT NULL,
+		spec TEXT NOT NULL,
+		PRIMARY KEY (relation, column_name)
 	)`,
 	`INSERT INTO dpsql.budget (id, is_set, unlimited, total_epsilon, total_delta, spent_epsilon, spent_delta, spends)
 		VALUES (1, FALSE, FALSE, 0, 0, 0, 0, 0) ON CONFLICT (id) DO NOTHING`,

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
-	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/plan"
 )
 

@@ -288,3 +288,92 @@ func benchShape(b *testing.B, kind ShapeKind) {
 
 func BenchmarkHardShape(b *testing.B) { benchShape(b, Hard) }
 func BenchmarkEasyShape(b *testing.B) { benchShape(b, Easy) }
+
+// DuckDB's hash() for BIGINT arguments, replicated to construct collisions (see
+// duckdb/common/types/hash.hpp: murmurhash64, and CombineHashScalar).
+const murmurC = 0xd6e8feb86659fd93
+
+func murmur64(x uint64) uint64 {
+	x ^= x >> 32
+	x *= murmurC
+	x ^= x >> 32
+	x *= murmurC
+	x ^= x >> 32
+	return x
+}
+
+func unmurmur64(x uint64) uint64 {
+	inv := uint64(murmurC) // Newton: inverse of an odd number mod 2^64
+	for i := 0; i < 6; i++ {
+		inv *= 2 - murmurC*inv
+	}
+	x ^= x >> 32
+	x *= inv
+	x ^= x >> 32
+	x *= inv
+	x ^= x >> 32
+	return x
+}
+
+func combine(a, b uint64) uint64 {
+	a ^= a >> 32
+	a *= murmurC
+	return a ^ b
+}
+
+// collidingKey returns k2b such that hash(u, k1, k2) = hash(u, k1b, k2b) in DuckDB for BIGINT
+// arguments, whatever comes after (the seed): a user who knows its own id can make two
+// different key tuples hash alike for every seed.
+func collidingKey(u, k1, k2, k1b int64) int64 {
+	c := combine(murmur64(uint64(u)), murmur64(uint64(k1)))
+	cb := combine(murmur64(uint64(u)), murmur64(uint64(k1b)))
+	want := combine(c, murmur64(uint64(k2))) // = mix(c) ^ H(k2)
+	hk2b := want ^ combine(cb, 0)            // mix(cb) ^ H(k2b) = want
+	return int64(unmurmur64(hk2b))
+}
+
+// TestHashTies shows that rank ties are craftable with two key columns, that the plain
+// threshold strategies then keep more than kappa keys for that user, and that the tie-safe
+// ones do not.
+func TestHashTies(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	var got uint64
+	if err := db.QueryRow("SELECT hash(7::BIGINT, -3::BIGINT, 11::BIGINT, 5::UBIGINT)").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want := combine(combine(combine(murmur64(7), murmur64(uint64(1<<64-3))), murmur64(11)), murmur64(5)); got != want {
+		t.Fatalf("hash replication: duckdb %d, go %d", got, want)
+	}
+	const u, k1, k2, k1b = 42, 1, 2, 3
+	k2b := collidingKey(u, k1, k2, k1b)
+	mustExec(t, db, fmt.Sprintf(`CREATE TABLE tie AS SELECT * FROM (VALUES
+  (%[1]d::BIGINT, %[2]d::BIGINT, %[3]d::BIGINT, 1.0), (%[1]d, %[4]d, %[5]d, 1.0)) v(uid, k1, k2, v)`, u, k1, k2, k1b, k2b))
+	s := DefaultSpec("tie", 1)
+	s.Keys = []string{"k1", "k2"}
+	var h1, h2 uint64
+	if err := db.QueryRow(fmt.Sprintf("SELECT min(%[1]s), max(%[1]s) FROM tie", HashSQL("uid", "k1, k2", "99::UBIGINT"))).Scan(&h1, &h2); err != nil {
+		t.Fatal(err)
+	}
+	if h1 != h2 {
+		t.Fatalf("no collision: %d %d", h1, h2)
+	}
+	for _, st := range Strategies() {
+		if !st.Exact {
+			continue
+		}
+		rows, err := Collect(ctx, db, st.SQL(s, NewSeed()), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := len(rows)
+		switch {
+		case kept > s.Kappa && st.TieSafe:
+			t.Errorf("%s kept %d keys for one user with kappa %d", st.Name, kept, s.Kappa)
+		case kept > s.Kappa:
+			t.Logf("%s kept %d keys with kappa %d: not tie-safe (as documented)", st.Name, kept, s.Kappa)
+		case !st.TieSafe:
+			t.Errorf("%s is marked not tie-safe but kept %d keys", st.Name, kept)
+		}
+	}
+}

@@ -11,6 +11,9 @@ type Strategy struct {
 	// Exact is true when the strategy keeps, for every user, exactly the min(n, kappa) keys with
 	// the smallest HashExpr: all exact strategies return identical rows for the same seed.
 	Exact bool
+	// TieSafe is true when a user keeps at most kappa keys even if two of its keys get the same
+	// hash (craftable: DuckDB's hash() is not collision resistant, see TestHashTies).
+	TieSafe bool
 	// Floor marks the non-private reference (no bounding, no clamping).
 	Floor bool
 	Note  string
@@ -21,18 +24,21 @@ type Strategy struct {
 func Strategies() []Strategy {
 	return []Strategy{
 		{Name: "floor", Floor: true, Note: "non-private: GROUP BY key, uid then GROUP BY key", SQL: floorSQL},
-		{Name: "window_random", Note: "textbook ROW_NUMBER() OVER (PARTITION BY uid ORDER BY random()); reference only, not reproducible", SQL: windowRandomSQL},
-		{Name: "window_hash", Exact: true, Note: "QUALIFY row_number() OVER (PARTITION BY uid ORDER BY h) <= kappa", SQL: windowHashSQL},
-		{Name: "minby_struct", Exact: true, Note: "min_by(struct of keys and partials, h, kappa) GROUP BY uid, UNNEST, GROUP BY key", SQL: minByStructSQL},
-		{Name: "minby_lists", Note: "one min_by(col, h, kappa) per column, UNNESTed side by side; WRONG with NULL keys or partials (min_by skips NULL arguments, so the lists misalign)", SQL: minByListsSQL},
+		{Name: "window_random", TieSafe: true, Note: "textbook ROW_NUMBER() OVER (PARTITION BY uid ORDER BY random()); reference only, not reproducible", SQL: windowRandomSQL},
+		{Name: "window_hash", TieSafe: true, Exact: true, Note: "QUALIFY row_number() OVER (PARTITION BY uid ORDER BY h) <= kappa", SQL: windowHashSQL},
+		{Name: "minby_struct", TieSafe: true, Exact: true, Note: "min_by(struct of keys and partials, h, kappa) GROUP BY uid, UNNEST, GROUP BY key", SQL: minByStructSQL},
+		{Name: "minby_lists", TieSafe: true, Note: "one min_by(col, h, kappa) per column, UNNESTed side by side; WRONG with NULL keys or partials (min_by skips NULL arguments, so the lists misalign)", SQL: minByListsSQL},
 		{Name: "threshold_join", Exact: true, Note: "per-user kappa-th smallest h by aggregation, joined back", SQL: thresholdJoinSQL},
 		{Name: "threshold_join_fast", Exact: true, Note: "threshold only for users with more than kappa keys, LEFT JOIN", SQL: thresholdJoinFastSQL},
-		{Name: "prefilter_join", Exact: true, Note: "per-user kappa-th smallest distinct h from a list of raw-row hashes; join raw rows, keep h <= threshold, then stages 1 and 3", SQL: prefilterJoinSQL},
-		{Name: "prefilter_join_mat", Exact: true, Note: "prefilter_join over a MATERIALIZED copy of the relation (the price of not computing an expensive relation twice)", SQL: prefilterJoinMatSQL},
+		{Name: "prefilter_join_bykey", Exact: true, Note: "prefilter_join grouping kept rows by (keys, uid) instead of (uid, h): not tie-safe", SQL: prefilterJoinByKeySQL},
+		{Name: "prefilter_join", TieSafe: true, Exact: true, Note: "per-user kappa-th smallest distinct h from a list of raw-row hashes; join raw rows, keep h <= threshold, stage 1 grouped by (uid, h), stage 3", SQL: prefilterJoinSQL},
+		{Name: "prefilter_tiesafe", TieSafe: true, Exact: true, Note: "prefilter_join ranking by the struct (h, keys...) instead of h: two keys of a user can never tie, so never more than kappa keys even if hash() collides", SQL: prefilterTieSafeSQL},
+		{Name: "prefilter_join_mat", TieSafe: true, Exact: true, Note: "prefilter_join over a MATERIALIZED copy of the relation (the price of not computing an expensive relation twice)", SQL: prefilterJoinMatSQL},
 		{Name: "prefilter_leftjoin", Exact: true, Note: "prefilter_join with thresholds only for users over kappa keys (LEFT JOIN)", SQL: prefilterLeftJoinSQL},
 		{Name: "prefilter_sort", Exact: true, Note: "prefilter_join with list_sort(list_distinct(hs))[kappa] instead of kappa min passes", SQL: prefilterSortSQL},
 		{Name: "post_lists", Exact: true, Note: "stage 1, then per-user lists of h, keys, partials; kappa-th smallest h by min passes; UNNEST kept pairs; stage 3 (no join)", SQL: postListsSQL},
-		{Name: "post_thr_leftjoin", Exact: true, Note: "stage 1 (materialised), threshold from list(h) for users over kappa only, LEFT JOIN back", SQL: postThrLeftJoinSQL},
+		{Name: "post_thr_leftjoin", TieSafe: true, Exact: true, Note: "stage 1 grouped by (uid, h) (materialised), threshold from list(h) for users over kappa only, LEFT JOIN back", SQL: postThrLeftJoinSQL},
+		{Name: "post_tiesafe", TieSafe: true, Exact: true, Note: "post_thr_leftjoin ranking by the struct (h, keys...)", SQL: postTieSafeSQL},
 		{Name: "prefilter_lists", Exact: true, Note: "one scan: per-user lists of key, values and h; threshold; UNNEST the kept rows; stages 1 and 3", SQL: prefilterListsSQL},
 	}
 }
@@ -121,24 +127,26 @@ func (s Spec) rawHash(seed uint64) string {
 }
 
 // kthDistinctCTEs returns CTEs that compute, per user u, m = the kappa-th smallest distinct
-// value of the list hs (NULL when the user has fewer than kappa distinct values), by kappa-1
-// passes of "smallest value greater than the previous one". Each pass is a cheap vectorised
-// list_filter + list_min; sorting the lists costs more for small kappa. carry lists other
-// columns to keep (", a, b"); the last CTE keeps hs only if keepHs. It returns the CTE text
-// and the name of the last CTE.
+// value of the list hs, or NULL when the user has at most kappa values (then it keeps all of
+// its keys). It takes kappa passes of "smallest value greater than the previous one" over a
+// working list w that shrinks at every pass (list_filter then list_min: cheap and vectorised;
+// sorting the lists costs more for small kappa), and skips users whose list has at most kappa
+// entries. carry lists other columns to keep (", a, b"); the last CTE keeps hs only if keepHs.
+// It returns the CTE text and the name of the last CTE, which has columns u, [hs,] carry, w, m.
 func kthDistinctCTEs(first string, kappa int, carry string, keepHs bool) (ctes, last string) {
 	if kappa < 1 {
 		panic("bench: kappa < 1")
 	}
+	keep := carry
+	if keepHs {
+		keep = ", hs" + carry
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "m1 AS (SELECT u, hs%s, list_min(hs) AS m FROM %s)", carry, first)
+	fmt.Fprintf(&b, "m1 AS (SELECT *, list_min(w) AS m FROM (SELECT u%s, CASE WHEN len(hs) > %d THEN hs END AS w FROM %s))",
+		keep, kappa, first)
 	last = "m1"
 	for i := 2; i <= kappa; i++ {
-		keep := ", hs" + carry
-		if i == kappa && !keepHs {
-			keep = carry
-		}
-		fmt.Fprintf(&b, ",\nm%d AS (SELECT u%s, list_min(list_filter(hs, x -> x > m)) AS m FROM %s)", i, keep, last)
+		fmt.Fprintf(&b, ",\nm%d AS (SELECT *, list_min(w) AS m FROM (SELECT u%s, list_filter(w, x -> x > m) AS w FROM %s))", i, keep, last)
 		last = fmt.Sprintf("m%d", i)
 	}
 	return b.String(), last
@@ -165,27 +173,64 @@ func (s Spec) rawStage1Select(prefix string) string {
 const Recommended = "prefilter_join"
 
 // prefilterBounded returns the WITH clause and the bounded stage-1 query of prefilter_join:
-// one row per kept (keys, uid) with the partials, at most kappa rows per uid.
+// one row per kept (uid, h) with the keys and the partials, at most kappa rows per uid.
 func prefilterBounded(s Spec, seed uint64) (with, bounded string) {
-	return prefilterBoundedFrom(s, seed, "", s.src())
+	return prefilterBoundedFrom(s, seed, "", s.src(), true)
 }
 
 // prefilterBoundedFrom reads the private relation from src (twice), after the CTEs in pre.
-func prefilterBoundedFrom(s Spec, seed uint64, pre, src string) (with, bounded string) {
+//
+// byHash groups the kept rows by (uid, h) instead of (keys, uid), taking min() of each key
+// column. Without hash collisions that is the same grouping; with a collision (two key tuples
+// of one user with the same h, which DuckDB's hash() lets a user craft) the two tuples merge
+// into one contribution, so a user still contributes at most kappa rows: the threshold allows
+// at most kappa distinct h per user. Grouping by keys instead lets such a user into kappa+1
+// keys or more (TestHashTies).
+func prefilterBoundedFrom(s Spec, seed uint64, pre, src string, byHash bool) (with, bounded string) {
 	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
 	with = fmt.Sprintf("WITH %sl AS (SELECT %s AS u, list(%s) AS hs FROM %s GROUP BY 1),\n%s",
 		pre, s.UID, s.rawHash(seed), src, ctes)
-	bounded = fmt.Sprintf(`SELECT %s FROM %s AS r JOIN %s AS th ON r.%s = th.u
+	if !byHash {
+		bounded = fmt.Sprintf(`SELECT %s FROM %s AS r JOIN %s AS th ON r.%s = th.u
   WHERE th.m IS NULL OR %s <= th.m
   GROUP BY %s`, s.rawStage1Select("r."), src, last, s.UID,
-		HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), s.stage1GroupBy())
+			HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), s.stage1GroupBy())
+		return with, bounded
+	}
+	var inner, outer []string
+	for i, k := range s.Keys {
+		inner = append(inner, fmt.Sprintf("r.%s AS g%d", k, i))
+		outer = append(outer, fmt.Sprintf("min(g%d) AS g%d", i, i))
+	}
+	inner = append(inner, "r."+s.UID+" AS u")
+	outer = append(outer, "u")
+	for j, a := range s.Aggs {
+		ap := a
+		if a.Expr != "" && a.Expr != "*" {
+			inner = append(inner, fmt.Sprintf("r.%s AS x%d", a.Expr, j))
+			ap.Expr = fmt.Sprintf("x%d", j)
+		}
+		outer = append(outer, fmt.Sprintf("%s AS p%d", ap.partial(), j))
+	}
+	inner = append(inner, HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed))+" AS h", "th.m")
+	bounded = fmt.Sprintf(`SELECT %s FROM (
+    SELECT %s
+    FROM %s AS r JOIN %s AS th ON r.%s = th.u
+  ) WHERE m IS NULL OR h <= m
+  GROUP BY u, h`, strings.Join(outer, ", "), strings.Join(inner, ", "), src, last, s.UID)
 	return with, bounded
+}
+
+// prefilterJoinByKeySQL is prefilter_join grouping the kept rows by (keys, uid): not tie-safe.
+func prefilterJoinByKeySQL(s Spec, seed uint64) string {
+	with, bounded := prefilterBoundedFrom(s, seed, "", s.src(), false)
+	return fmt.Sprintf("%s\nSELECT %s FROM (\n  %s\n) GROUP BY %s", with, s.final(""), bounded, s.keyCols(""))
 }
 
 // prefilterJoinMatSQL is prefilter_join reading the private relation from a materialised CTE:
 // what it costs when the relation is an expensive query (a join) that must not run twice.
 func prefilterJoinMatSQL(s Spec, seed uint64) string {
-	with, bounded := prefilterBoundedFrom(s, seed, "src AS MATERIALIZED "+s.src()+",\n", "src")
+	with, bounded := prefilterBoundedFrom(s, seed, "src AS MATERIALIZED "+s.src()+",\n", "src", true)
 	return fmt.Sprintf("%s\nSELECT %s FROM (\n  %s\n) GROUP BY %s", with, s.final(""), bounded, s.keyCols(""))
 }
 
@@ -291,6 +336,30 @@ SELECT %s FROM r WHERE m IS NULL OR h <= m GROUP BY %s`,
 		strings.Join(lists, ", "), s.stage1WithHash(seed), ctes, strings.Join(unn, ", "), last, s.final(""), s.keyCols(""))
 }
 
+// stage1ByHash is stage 1 grouped by (uid, h) with min() of each key column: one row per
+// distinct rank per user, so a threshold on h admits at most kappa rows per user even when
+// two key tuples collide (see prefilterBoundedFrom).
+func (s Spec) stage1ByHash(seed uint64) string {
+	var inner, outer []string
+	for i, k := range s.Keys {
+		inner = append(inner, fmt.Sprintf("%s AS g%d", k, i))
+		outer = append(outer, fmt.Sprintf("min(g%d) AS g%d", i, i))
+	}
+	inner = append(inner, s.UID+" AS u")
+	outer = append(outer, "u", "h")
+	for j, a := range s.Aggs {
+		ap := a
+		if a.Expr != "" && a.Expr != "*" {
+			inner = append(inner, fmt.Sprintf("%s AS x%d", a.Expr, j))
+			ap.Expr = fmt.Sprintf("x%d", j)
+		}
+		outer = append(outer, fmt.Sprintf("%s AS p%d", ap.partial(), j))
+	}
+	inner = append(inner, s.rawHash(seed)+" AS h")
+	return fmt.Sprintf("SELECT %s FROM (SELECT %s FROM %s) GROUP BY u, h",
+		strings.Join(outer, ", "), strings.Join(inner, ", "), s.src())
+}
+
 func postThrLeftJoinSQL(s Spec, seed uint64) string {
 	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
 	return fmt.Sprintf(`WITH p AS MATERIALIZED (%s),
@@ -298,5 +367,43 @@ l AS (SELECT u, list(h) AS hs FROM p GROUP BY u HAVING count(*) > %d),
 %s
 SELECT %s FROM p LEFT JOIN %s AS th ON p.u = th.u
 WHERE th.m IS NULL OR p.h <= th.m GROUP BY %s`,
-		s.stage1WithHash(seed), s.Kappa, ctes, s.final("p."), last, s.keyCols("p."))
+		s.stage1ByHash(seed), s.Kappa, ctes, s.final("p."), last, s.keyCols("p."))
+}
+
+// rankStruct is {'h': hash, 'k0': key0, ...}: the hash with the keys as tie-breakers. Structs
+// compare field by field (a NULL field sorts after every value and equals NULL), so distinct
+// key tuples always get distinct ranks.
+func (s Spec) rankStruct(prefix string, seed uint64) string {
+	parts := []string{"'h': " + HashSQL(prefix+s.UID, prefixed(prefix, s.Keys), seedLit(seed))}
+	for i, k := range s.Keys {
+		parts = append(parts, fmt.Sprintf("'k%d': %s%s", i, prefix, k))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func prefilterTieSafeSQL(s Spec, seed uint64) string {
+	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
+	return fmt.Sprintf(`WITH l AS (SELECT %[1]s AS u, list(%[2]s) AS hs FROM %[3]s GROUP BY 1),
+%[4]s
+SELECT %[5]s FROM (
+  SELECT %[6]s FROM %[3]s AS r JOIN %[7]s AS th ON r.%[1]s = th.u
+  WHERE th.m IS NULL OR %[8]s <= th.m
+  GROUP BY %[9]s
+) GROUP BY %[10]s`, s.UID, s.rankStruct("", seed), s.src(), ctes, s.final(""), s.rawStage1Select("r."), last,
+		s.rankStruct("r.", seed), s.stage1GroupBy(), s.keyCols(""))
+}
+
+func postTieSafeSQL(s Spec, seed uint64) string {
+	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
+	rank := []string{"'h': h"}
+	for i := range s.Keys {
+		rank = append(rank, fmt.Sprintf("'k%d': g%d", i, i))
+	}
+	r := "{" + strings.Join(rank, ", ") + "}"
+	return fmt.Sprintf(`WITH p AS MATERIALIZED (SELECT *, %s AS rk FROM (%s)),
+l AS (SELECT u, list(rk) AS hs FROM p GROUP BY u HAVING count(*) > %d),
+%s
+SELECT %s FROM p LEFT JOIN %s AS th ON p.u = th.u
+WHERE th.m IS NULL OR p.rk <= th.m GROUP BY %s`,
+		r, s.stage1WithHash(seed), s.Kappa, ctes, s.final("p."), last, s.keyCols("p."))
 }

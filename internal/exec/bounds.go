@@ -25,12 +25,14 @@ type BoundsHistogram struct {
 
 // boundsOptions are the dp/agg options of an aggregate's bounds estimate.
 func boundsOptions(a *plan.Aggregate) agg.BoundsOptions {
-	o := agg.BoundsOptions{Epsilon: a.BoundsEpsilon, MaxContributions: a.Kappa}
+	o := agg.BoundsOptions{Epsilon: a.BoundsEpsilon, MaxContributions: a.Kappa * a.PerGroup}
 	switch a.Func {
 	case analyzer.CountRows, analyzer.CountValues:
 		o.Scale = 1 // counts are integers: bin 0 is [0, 1]
 	case analyzer.VarPop, analyzer.StddevPop:
-		o.MaxContributions = 2 * a.Kappa
+		if a.PerGroup == 1 {
+			o.MaxContributions = 2 * a.Kappa // each unit's smallest and largest row per group
+		}
 	}
 	return o
 }

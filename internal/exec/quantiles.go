@@ -15,7 +15,7 @@ import (
 // quantileOptions are the dp/agg options of a percentile or quantiles aggregate.
 func quantileOptions(a *plan.Aggregate) agg.QuantilesOptions {
 	return agg.QuantilesOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
-		Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise}
+		MaxContributionsPerPartition: a.PerGroup, Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise}
 }
 
 // ranks are the ranks an aggregate reads from its quantile tree.

@@ -129,28 +129,28 @@ func newAccumulator(a *plan.Aggregate) (accumulator, error) {
 	switch a.Func {
 	case analyzer.CountUnits, analyzer.CountRows, analyzer.CountValues:
 		c, err := agg.NewCount(agg.CountOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
-			MaxContributionsPerPartition: int64(a.Upper), NoiseKind: a.Noise})
+			MaxContributionsPerPartition: int64(a.Upper) * a.PerGroup, NoiseKind: a.Noise})
 		if err != nil {
 			return nil, err
 		}
 		return &countAcc{proto: c, units: a.Func == analyzer.CountUnits, a: a}, nil
 	case analyzer.Sum:
 		s, err := agg.NewBoundedSum(agg.SumOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
-			Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
+			MaxContributionsPerPartition: a.PerGroup, Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
 		if err != nil {
 			return nil, err
 		}
 		return &sumAcc{proto: s, integer: a.IntegerResult, a: a}, nil
 	case analyzer.Avg:
 		m, err := agg.NewBoundedMean(agg.MeanOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
-			Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
+			MaxContributionsPerPartition: a.PerGroup, Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
 		if err != nil {
 			return nil, err
 		}
 		return &meanAcc{proto: m}, nil
 	case analyzer.VarPop, analyzer.StddevPop:
 		v, err := agg.NewBoundedVariance(agg.VarianceOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
-			Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
+			MaxContributionsPerPartition: a.PerGroup, Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise})
 		if err != nil {
 			return nil, err
 		}

@@ -20,6 +20,11 @@ type Plan struct {
 	Seed int64
 	// Kappa is the maximum number of groups a unit contributes to.
 	Kappa int64
+	// MaxRows, when > 0, is max_rows_contributed: instead of kappa groups with one
+	// per-unit value each, every unit keeps at most MaxRows of its rows, chosen at random,
+	// and values are clamped per row (Kappa is then MaxRows: a unit reaches at most that
+	// many groups).
+	MaxRows int64
 	// Selection is how groups are chosen for release.
 	Selection Selection
 	// Aggregates are the released aggregates, in query order.
@@ -65,6 +70,11 @@ type Aggregate struct {
 	Epsilon, Delta float64
 	Noise          noise.Kind
 	Kappa          int64
+	// PerGroup is how many values one unit may add to one group: 1 with kappa (its
+	// per-group partial), MaxRows with max_rows_contributed (with Kappa 1: a unit's rows
+	// reach at most MaxRows groups in all, so the L1 sensitivity is MaxRows times the
+	// bound).
+	PerGroup int64
 	// Percentile and N parameterise Percentile and Quantiles.
 	Percentile float64
 	N          int

@@ -47,18 +47,33 @@ func Rewrite(q *analyzer.Query) (*plan.Plan, error) {
 // aggregates copies the analyzed aggregates into the plan and fixes their bounds.
 func aggregates(p *plan.Plan) error {
 	q := p.Query
-	if q.Options.MaxRowsContributed > 0 {
-		return sqlerr.New(q.Options.Pos, sqlerr.FeatureNotSupported,
-			"max_rows_contributed is not supported yet").WithHint("bound contributions with kappa (max_groups_contributed)")
+	rows := q.Options.MaxRowsContributed
+	if rows > 0 {
+		p.MaxRows, p.Kappa = rows, rows
 	}
 	for i, a := range q.Aggregates {
-		pa := &plan.Aggregate{Index: i, Func: a.Func, Kappa: p.Kappa, Percentile: a.Percentile, N: a.N,
+		pa := &plan.Aggregate{Index: i, Func: a.Func, Kappa: p.Kappa, PerGroup: 1, Percentile: a.Percentile, N: a.N,
 			Name: ast.Format(a.Call)}
+		if rows > 0 && a.Func != analyzer.CountUnits {
+			// One unit's rows reach at most `rows` groups and add at most `rows` values to
+			// one group; as an L1 bound that is a single partition of `rows` values.
+			pa.Kappa, pa.PerGroup = 1, rows
+			if !a.HasBounds && a.Func != analyzer.CountRows && a.Func != analyzer.CountValues {
+				return sqlerr.New(a.Call.Span().Start, sqlerr.FeatureNotSupported,
+					"with max_rows_contributed, %s needs explicit bounds (contribution_bounds_per_row or CLAMPED BETWEEN)", ast.Format(&ast.Ident{Name: a.Func.String()})).
+					WithHint("give bounds from public knowledge, or use kappa (max_groups_contributed) instead")
+			}
+		}
 		switch a.Func {
 		case analyzer.CountUnits:
 			pa.Lower, pa.Upper, pa.IntegerResult = 0, 1, true
 		case analyzer.CountRows, analyzer.CountValues:
 			pa.IntegerResult = true
+			if rows > 0 {
+				// Each row counts 1; a unit adds at most `rows` to a group.
+				pa.Lower, pa.Upper = 0, 1
+				break
+			}
 			if !a.HasBounds {
 				// As in ZetaSQL, each unit's count is clamped to bounds estimated with DP.
 				pa.Implicit = true

@@ -53,8 +53,12 @@ func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) 
 	writePrefix(&b, p, d, values, partials)
 	dbl := doubleType(d)
 	var sides []string
-	for i := range partials {
-		sides = append(sides, fmt.Sprintf("SELECT CAST(_dp_x%d AS %s) AS x FROM _dp_bounded", i, dbl))
+	if p.MaxRows > 0 {
+		sides = []string{fmt.Sprintf("SELECT CAST(_dp_v%d AS %s) AS x FROM _dp_bounded", j, dbl)}
+	} else {
+		for i := range partials {
+			sides = append(sides, fmt.Sprintf("SELECT CAST(_dp_x%d AS %s) AS x FROM _dp_bounded", i, dbl))
+		}
 	}
 	fmt.Fprintf(&b, ",\n_dp_values AS (\n  %s\n),\n", strings.Join(sides, "\n  UNION ALL "))
 	fmt.Fprintf(&b, "_dp_exp AS (\n  SELECT x, CAST(CEIL(LN(ABS(x)) / LN(2.0)) AS INTEGER) AS e FROM _dp_values\n  WHERE x IS NOT NULL AND ABS(x) > %s AND ABS(x) < CAST('Infinity' AS %s)\n)\n", num(pow2(scaleExp)), dbl)
@@ -122,6 +126,19 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 		b.WriteString("(" + pr(q.Where) + ") AND ")
 	}
 	b.WriteString("(" + pr(q.Unit) + ") IS NOT NULL\n),\n")
+	if p.MaxRows > 0 {
+		// max_rows_contributed: at most MaxRows rows per unit, chosen at random; no
+		// per-unit aggregation (values are clamped per row).
+		var vals []string
+		for j, v := range values {
+			if v != "" {
+				vals = append(vals, fmt.Sprintf("_dp_v%d", j))
+			}
+		}
+		fmt.Fprintf(b, "_dp_bounded AS (\n  SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY _dp_uid ORDER BY %s) AS _dp_rank FROM _dp_rows) AS _dp_ranked WHERE _dp_rank <= %d\n)",
+			priority(d, append(append([]string(nil), keys...), vals...), p.Seed), p.MaxRows)
+		return keys
+	}
 	cols = append(append(append([]string(nil), keys...), "_dp_uid"), partials...)
 	group := strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", ")
 	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM _dp_rows\n  GROUP BY " + group + "\n),\n")

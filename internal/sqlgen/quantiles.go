@@ -45,8 +45,13 @@ func QuantileStage(p *plan.Plan, d backend.Dialect, j int, numLeaves int) (strin
 	lo, hi, n := num(a.Lower), num(a.Upper), fmt.Sprint(numLeaves)
 	leaf := fmt.Sprintf("CAST(LEAST(FLOOR(((LEAST(GREATEST(%s, %s), %s) - %s) / (%s - %s)) * %s), %s - 1) AS BIGINT)",
 		quantileValueExpr, lo, hi, lo, hi, lo, n, n)
+	val := quantileValueExpr
+	if p.MaxRows > 0 {
+		val = v // every kept row adds its value
+		leaf = strings.ReplaceAll(leaf, quantileValueExpr, v)
+	}
 	cols := append(append([]string(nil), keys...), leaf+" AS _dp_leaf")
-	fmt.Fprintf(&b, ",\n_dp_leaf AS (\n  SELECT %s FROM _dp_bounded WHERE %s IS NOT NULL\n)", strings.Join(cols, ", "), quantileValueExpr)
+	fmt.Fprintf(&b, ",\n_dp_leaf AS (\n  SELECT %s FROM _dp_bounded WHERE %s IS NOT NULL\n)", strings.Join(cols, ", "), val)
 	group := strings.Join(append(append([]string(nil), keys...), "_dp_leaf"), ", ")
 	fmt.Fprintf(&b, ",\n_dp_leaf_count AS (\n  SELECT %s, COUNT(*) AS _dp_c FROM _dp_leaf GROUP BY %s\n)\n", group, group)
 	listAgg := "list"

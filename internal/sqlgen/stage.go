@@ -75,10 +75,18 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 		b.WriteString(",\n_dp_groups AS (")
 	}
 	b.WriteString("\nSELECT ")
-	cols := append(append([]string(nil), keys...), "COUNT(*) AS "+UnitsColumn)
+	units := "COUNT(*)"
+	if p.MaxRows > 0 {
+		units = "COUNT(DISTINCT _dp_uid)"
+	}
+	cols := append(append([]string(nil), keys...), units+" AS "+UnitsColumn)
 	for j, a := range p.Aggregates {
 		pj := fmt.Sprintf("_dp_p%d", j)
 		e := a.Encoding
+		if p.MaxRows > 0 {
+			cols = append(cols, rowModeColumns(d, a, j, e)...)
+			continue
+		}
 		switch a.Func {
 		case analyzer.CountRows, analyzer.CountValues:
 			cols = append(cols, fmt.Sprintf("CAST(SUM(%s) AS BIGINT) AS %s", clampExpr(pj, a.Lower, a.Upper), SumColumn(j)))
@@ -165,10 +173,15 @@ func exactSum(d backend.Dialect, x string, unit float64, lo, hi int64) string {
 	if d == backend.Postgres {
 		big = "NUMERIC"
 	}
-	// Clamp to [lo*unit, hi*unit] (exact: unit is a power of two) before dividing, so that
-	// the division cannot overflow either (PostgreSQL fails on float overflow).
+	return fmt.Sprintf("SUM(CAST(%s AS %s))", encodedUnits(x, unit, lo, hi), big)
+}
+
+// encodedUnits is x's fixed-point encoding: x clamped to [lo*unit, hi*unit] (exact: unit is a
+// power of two), divided by unit and rounded, as a BIGINT in [lo, hi]. The clamp comes before
+// the division so that it cannot overflow either (PostgreSQL fails on float overflow).
+func encodedUnits(x string, unit float64, lo, hi int64) string {
 	clamped := clampSQL(x, num(float64(lo)*unit), num(float64(hi)*unit))
-	return fmt.Sprintf("SUM(CAST(CAST(ROUND((%s) / %s) AS BIGINT) AS %s))", clamped, num(unit), big)
+	return fmt.Sprintf("CAST(ROUND((%s) / %s) AS BIGINT)", clamped, num(unit))
 }
 
 func num(v float64) string {
@@ -227,4 +240,29 @@ func domainSQL(d backend.Dialect, dom ast.Expr, key string) string {
 		return fmt.Sprintf("(SELECT DISTINCT %s AS %s FROM %s) AS %s", Print(d, x.Parts[len(x.Parts)-1]), key, Print(d, rel), alias)
 	}
 	return fmt.Sprintf("(VALUES (%s)) AS %s(%s)", Print(d, dom), alias, key)
+}
+
+// rowModeColumns are aggregate j's stage columns under max_rows_contributed, computed from
+// the kept rows themselves: each row's value clamped and encoded (no per-unit aggregation).
+func rowModeColumns(d backend.Dialect, a *plan.Aggregate, j int, e plan.Encoding) []string {
+	v := fmt.Sprintf("_dp_v%d", j)
+	switch a.Func {
+	case analyzer.CountRows:
+		return []string{fmt.Sprintf("CAST(COUNT(*) AS BIGINT) AS %s", SumColumn(j))}
+	case analyzer.CountValues:
+		return []string{fmt.Sprintf("CAST(COUNT(%s) AS BIGINT) AS %s", v, SumColumn(j))}
+	case analyzer.Sum, analyzer.Avg:
+		return []string{fmt.Sprintf("COUNT(%s) AS %s", v, CountColumn(j)),
+			fmt.Sprintf("%s AS %s", exactSum(d, v, e.Unit, e.LowerUnits, e.UpperUnits), SumColumn(j))}
+	case analyzer.VarPop, analyzer.StddevPop:
+		big := "HUGEINT"
+		if d == backend.Postgres {
+			big = "NUMERIC"
+		}
+		u := encodedUnits(v, e.Unit, e.LowerUnits, e.UpperUnits)
+		return []string{fmt.Sprintf("COUNT(%s) AS %s", v, CountColumn(j)),
+			fmt.Sprintf("SUM(CAST(%s AS %s)) AS %s", u, big, SumColumn(j)),
+			fmt.Sprintf("SUM(CAST(%s AS %s) * CAST(%s AS %s)) AS %s", u, big, u, big, SquareColumn(j))}
+	}
+	return nil
 }

@@ -24,8 +24,9 @@ import (
 const auditQuery = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1.0986122886681098, delta=0.05, kappa=1)
 	k, ANON_SUM(v CLAMPED BETWEEN 0 AND 10) AS s FROM t GROUP BY k`
 
-// stage runs the audit query's stage SQL once on a fresh database holding rows.
-func stage(t *testing.T, rows string) (*exec.Prepared, backend.Backend, *exec.StageRows) {
+// prepare opens a fresh DuckDB database, creates table t from createSQL, declares it private
+// with privacy unit uid, and prepares query on it with the production mechanisms.
+func prepare(t *testing.T, createSQL, query string, cols ...string) (*exec.Prepared, backend.Backend) {
 	t.Helper()
 	ctx := context.Background()
 	b, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
@@ -33,16 +34,18 @@ func stage(t *testing.T, rows string) (*exec.Prepared, backend.Backend, *exec.St
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	if err := b.Exec(ctx, "CREATE TABLE t AS SELECT * FROM (VALUES "+rows+") AS x(uid, k, v)"); err != nil {
+	if err := b.Exec(ctx, createSQL); err != nil {
 		t.Fatal(err)
 	}
-	cat := catalog.New(&catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
-		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}})
-	q, err := parser.ParseQuery(auditQuery)
+	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid"}
+	for _, c := range cols {
+		rel.Columns = append(rel.Columns, catalog.Column{Name: c})
+	}
+	q, err := parser.ParseQuery(query)
 	if err != nil {
 		t.Fatal(err)
 	}
-	an, err := analyzer.Analyze(q, cat)
+	an, err := analyzer.Analyze(q, catalog.New(rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +57,14 @@ func stage(t *testing.T, rows string) (*exec.Prepared, backend.Backend, *exec.St
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := pr.Stage(ctx, b)
+	return pr, b
+}
+
+// stage runs the audit query's stage SQL once on a fresh database holding rows.
+func stage(t *testing.T, rows string) (*exec.Prepared, backend.Backend, *exec.StageRows) {
+	t.Helper()
+	pr, b := prepare(t, "CREATE TABLE t AS SELECT * FROM (VALUES "+rows+") AS x(uid, k, v)", auditQuery, "uid", "k", "v")
+	st, err := pr.Stage(context.Background(), b)
 	if err != nil {
 		t.Fatal(err)
 	}

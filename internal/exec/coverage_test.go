@@ -5,14 +5,6 @@ import (
 	"fmt"
 	"math"
 	"testing"
-
-	"github.com/dpsql/dpsql/backend"
-	"github.com/dpsql/dpsql/backend/duckdb"
-	"github.com/dpsql/dpsql/internal/analyzer"
-	"github.com/dpsql/dpsql/internal/catalog"
-	"github.com/dpsql/dpsql/internal/exec"
-	"github.com/dpsql/dpsql/internal/parser"
-	"github.com/dpsql/dpsql/internal/rewrite"
 )
 
 // TestConfidenceIntervalCoverage runs the release path of a query with confidence_level=0.9
@@ -27,35 +19,11 @@ func TestConfidenceIntervalCoverage(t *testing.T) {
 		t.Skip("statistical test")
 	}
 	ctx := context.Background()
-	b, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	// 400 units, values 0..9: exact count 400, sum 1800, mean 4.5.
-	if err := b.Exec(ctx, "CREATE TABLE t AS SELECT i AS uid, i % 10 AS v FROM range(400) r(i)"); err != nil {
-		t.Fatal(err)
-	}
-	cat := catalog.New(&catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
-		Columns: []catalog.Column{{Name: "uid"}, {Name: "v"}}})
-	q, err := parser.ParseQuery(`SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-6, kappa=1, confidence_level=0.9)
+	pr, b := prepare(t, "CREATE TABLE t AS SELECT i AS uid, i % 10 AS v FROM range(400) r(i)",
+		`SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-6, kappa=1, confidence_level=0.9)
 		ANON_COUNT(* CLAMPED BETWEEN 0 AND 10) AS n, ANON_SUM(v CLAMPED BETWEEN 0 AND 10) AS s,
-		ANON_AVG(v CLAMPED BETWEEN 0 AND 10) AS m, ANON_COUNT(DISTINCT uid) AS u FROM t`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := analyzer.Analyze(q, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := rewrite.Rewrite(an.(*analyzer.Query))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, err := exec.Prepare(p, exec.Secure{}, backend.DuckDB)
-	if err != nil {
-		t.Fatal(err)
-	}
+		ANON_AVG(v CLAMPED BETWEEN 0 AND 10) AS m, ANON_COUNT(DISTINCT uid) AS u FROM t`, "uid", "v")
 	st, err := pr.Stage(ctx, b)
 	if err != nil {
 		t.Fatal(err)

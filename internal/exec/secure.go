@@ -206,6 +206,17 @@ func (c *countAcc) release(s Summary, level float64) (Value, error) {
 	if err := acc.Merge(agg.CountSummary{Count: n}); err != nil {
 		return Value{}, err
 	}
+	return takeResult[int64](acc, level)
+}
+
+// resulter is a dp/agg accumulator's result, taken once.
+type resulter[T int64 | float64] interface {
+	Result() (T, error)
+	ResultWithCI(level float64) (v, lo, hi T, err error)
+}
+
+// takeResult takes an accumulator's result, with its confidence interval when level > 0.
+func takeResult[T int64 | float64](acc resulter[T], level float64) (Value, error) {
 	if level > 0 {
 		v, lo, hi, err := acc.ResultWithCI(level)
 		return Value{V: v, Lo: lo, Hi: hi, HasCI: true}, err
@@ -246,19 +257,9 @@ func (s *sumAcc) release(sm Summary, level float64) (Value, error) {
 	if err := acc.Merge(agg.SumSummary{Count: sm.Count, Units: summaryBig(sm.Sum)}); err != nil {
 		return Value{}, err
 	}
-	var out Value
-	if level > 0 {
-		v, lo, hi, err := acc.ResultWithCI(level)
-		if err != nil {
-			return Value{}, err
-		}
-		out = Value{V: v, Lo: lo, Hi: hi, HasCI: true}
-	} else {
-		v, err := acc.Result()
-		if err != nil {
-			return Value{}, err
-		}
-		out = Value{V: v}
+	out, err := takeResult[float64](acc, level)
+	if err != nil {
+		return Value{}, err
 	}
 	if s.integer {
 		out = roundValue(out)
@@ -297,12 +298,7 @@ func (m *meanAcc) release(s Summary, level float64) (Value, error) {
 	if err := acc.Merge(agg.MeanSummary{Count: s.Count, Units: summaryBig(s.Sum)}); err != nil {
 		return Value{}, err
 	}
-	if level > 0 {
-		v, lo, hi, err := acc.ResultWithCI(level)
-		return Value{V: v, Lo: lo, Hi: hi, HasCI: true}, err
-	}
-	v, err := acc.Result()
-	return Value{V: v}, err
+	return takeResult[float64](acc, level)
 }
 
 func (m *meanAcc) describe() string {
@@ -336,19 +332,9 @@ func (v *varAcc) release(s Summary, level float64) (Value, error) {
 	if err := acc.Merge(agg.VarianceSummary{Count: s.Count, Units: summaryBig(s.Sum), SquareUnits: summaryBig(s.Square)}); err != nil {
 		return Value{}, err
 	}
-	var out Value
-	if level > 0 {
-		x, lo, hi, err := acc.ResultWithCI(level)
-		if err != nil {
-			return Value{}, err
-		}
-		out = Value{V: x, Lo: lo, Hi: hi, HasCI: true}
-	} else {
-		x, err := acc.Result()
-		if err != nil {
-			return Value{}, err
-		}
-		out = Value{V: x}
+	out, err := takeResult[float64](acc, level)
+	if err != nil {
+		return Value{}, err
 	}
 	if v.stddev {
 		sq := func(x any) any { return math.Sqrt(math.Max(0, x.(float64))) }

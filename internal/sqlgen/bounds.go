@@ -139,9 +139,42 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 			priority(d, append(append([]string(nil), keys...), vals...), p.Seed), p.MaxRows)
 		return keys
 	}
+	if d == backend.DuckDB && p.Kappa <= maxPrefilterKappa {
+		writePrefilter(b, p, keys, partials)
+		return keys
+	}
 	cols = append(append(append([]string(nil), keys...), "_dp_uid"), partials...)
 	group := strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", ")
 	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM _dp_rows\n  GROUP BY " + group + "\n),\n")
 	b.WriteString("_dp_bounded AS (\n" + boundContributions(d, keys, p.Kappa, p.Seed) + "\n)")
 	return keys
+}
+
+// maxPrefilterKappa is the largest kappa for which DuckDB's stage bounds contributions with
+// writePrefilter (it takes one pass per unit of kappa); above it, the window form is used.
+const maxPrefilterKappa = 16
+
+// writePrefilter bounds contributions before the per-unit aggregation, which is what makes
+// it cheap (docs/benchmarks.md): every row gets its group's priority h = hash(hash(unit,
+// keys, seed)); per unit, the kappa-th smallest distinct h is found from a list of the
+// unit's h (kappa passes of "smallest value above the previous one" over a shrinking list;
+// units with at most kappa rows keep everything); only rows with h at most that threshold are
+// aggregated, grouped by (unit, h). Grouping by h rather than by the keys keeps the bound even
+// if two of a unit's groups collide on h (one contribution then covers both: their keys are
+// taken with min()), so a unit never reaches more than kappa groups.
+func writePrefilter(b *strings.Builder, p *plan.Plan, keys, partials []string) {
+	k := p.Kappa
+	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
+	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed GROUP BY 1\n),\n")
+	fmt.Fprintf(b, "_dp_m1 AS (\n  SELECT *, list_min(_dp_w) AS _dp_m FROM (SELECT _dp_u, CASE WHEN len(_dp_hs) > %d THEN _dp_hs END AS _dp_w FROM _dp_lists)\n),\n", k)
+	for i := int64(2); i <= k; i++ {
+		fmt.Fprintf(b, "_dp_m%d AS (\n  SELECT *, list_min(_dp_w) AS _dp_m FROM (SELECT _dp_u, list_filter(_dp_w, lambda x: x > _dp_m) AS _dp_w FROM _dp_m%d)\n),\n", i, i-1)
+	}
+	fmt.Fprintf(b, "_dp_kept AS (\n  SELECT r.* FROM _dp_hashed AS r JOIN _dp_m%d AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m IS NULL OR r._dp_h <= th._dp_m\n),\n", k)
+	var cols []string
+	for _, key := range keys {
+		cols = append(cols, fmt.Sprintf("min(%s) AS %s", key, key))
+	}
+	cols = append(append(cols, "_dp_uid"), partials...)
+	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM _dp_kept\n  GROUP BY _dp_uid, _dp_h\n)")
 }

@@ -46,6 +46,7 @@ func main() {
 		explain    = flag.Bool("explain", false, "print EXPLAIN ANALYZE of each strategy (one extra run) instead of timing")
 		printSQL   = flag.Bool("sql", false, "print each strategy's SQL")
 		maxTime    = flag.Duration("maxtime", 2*time.Minute, "do not repeat a strategy whose warm-up takes longer")
+		timeout    = flag.Duration("timeout", 10*time.Minute, "cancel a single execution after this long")
 		list       = flag.Bool("list", false, "list strategies and exit")
 		file       = flag.String("file", "", "also time the statements in this file: each starts with a line '-- name: X'; {seed} and {kappa} are replaced")
 	)
@@ -151,7 +152,7 @@ func main() {
 		return
 	}
 
-	res := bench.Run(ctx, db, queries, bench.Options{Runs: *runs, MaxTime: *maxTime, Progress: os.Stderr})
+	res := bench.Run(ctx, db, queries, bench.Options{Runs: *runs, MaxTime: *maxTime, Timeout: *timeout, Progress: os.Stderr})
 	fmt.Println()
 	bench.Report(os.Stdout, res)
 	fmt.Printf("\nprocess peak RSS %.0f MiB, Go runtime memory %.0f MiB\n",

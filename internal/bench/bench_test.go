@@ -377,3 +377,25 @@ func TestHashTies(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeKappaPlans guards against plans whose size grows exponentially with kappa: each min
+// pass references the previous list twice, so a filter on m pushed down the chain of passes
+// (as a LEFT JOIN with "WHERE m IS NOT NULL" did) expands to 2^kappa list operations. With the
+// recommended shape nothing is pushed into the chain and kappa = 40 runs instantly.
+func TestLargeKappaPlans(t *testing.T) {
+	db := openTest(t)
+	if err := Generate(context.Background(), db, "t", Shape{Kind: Hard, Rows: 4000, Users: 50, Keys: 200, Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range Strategies() {
+		if !st.Exact {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		_, err := Collect(ctx, db, st.SQL(DefaultSpec("t", 40), NewSeed()), 1)
+		cancel()
+		if err != nil {
+			t.Errorf("%s with kappa 40: %v", st.Name, err)
+		}
+	}
+}

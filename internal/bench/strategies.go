@@ -34,8 +34,7 @@ func Strategies() []Strategy {
 		{Name: "prefilter_join", TieSafe: true, Exact: true, Note: "per-user kappa-th smallest distinct h from a list of raw-row hashes; join raw rows, keep h <= threshold, stage 1 grouped by (uid, h), stage 3", SQL: prefilterJoinSQL},
 		{Name: "prefilter_tiesafe", TieSafe: true, Exact: true, Note: "prefilter_join ranking by the struct (h, keys...) instead of h: two keys of a user can never tie, so never more than kappa keys even if hash() collides", SQL: prefilterTieSafeSQL},
 		{Name: "prefilter_join_mat", TieSafe: true, Exact: true, Note: "prefilter_join over a MATERIALIZED copy of the relation (the price of not computing an expensive relation twice)", SQL: prefilterJoinMatSQL},
-		{Name: "prefilter_leftjoin", Exact: true, Note: "prefilter_join with thresholds only for users over kappa keys (LEFT JOIN)", SQL: prefilterLeftJoinSQL},
-		{Name: "prefilter_sort", Exact: true, Note: "prefilter_join with list_sort(list_distinct(hs))[kappa] instead of kappa min passes", SQL: prefilterSortSQL},
+		{Name: "prefilter_sort", TieSafe: true, Exact: true, Note: "prefilter_join with list_sort(list_distinct(hs))[kappa] (users with more than kappa rows only) instead of kappa min passes", SQL: prefilterSortSQL},
 		{Name: "post_lists", Exact: true, Note: "stage 1, then per-user lists of h, keys, partials; kappa-th smallest h by min passes; UNNEST kept pairs; stage 3 (no join)", SQL: postListsSQL},
 		{Name: "post_thr_leftjoin", TieSafe: true, Exact: true, Note: "stage 1 grouped by (uid, h) (materialised), threshold from list(h) for users over kappa only, LEFT JOIN back", SQL: postThrLeftJoinSQL},
 		{Name: "post_tiesafe", TieSafe: true, Exact: true, Note: "post_thr_leftjoin ranking by the struct (h, keys...)", SQL: postTieSafeSQL},
@@ -188,15 +187,23 @@ func prefilterBounded(s Spec, seed uint64) (with, bounded string) {
 // keys or more (TestHashTies).
 func prefilterBoundedFrom(s Spec, seed uint64, pre, src string, byHash bool) (with, bounded string) {
 	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
+	if byHash {
+		return prefilterBoundedWith(s, seed, pre, src, ctes, last)
+	}
 	with = fmt.Sprintf("WITH %sl AS (SELECT %s AS u, list(%s) AS hs FROM %s GROUP BY 1),\n%s",
 		pre, s.UID, s.rawHash(seed), src, ctes)
-	if !byHash {
-		bounded = fmt.Sprintf(`SELECT %s FROM %s AS r JOIN %s AS th ON r.%s = th.u
+	bounded = fmt.Sprintf(`SELECT %s FROM %s AS r JOIN %s AS th ON r.%s = th.u
   WHERE th.m IS NULL OR %s <= th.m
   GROUP BY %s`, s.rawStage1Select("r."), src, last, s.UID,
-			HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), s.stage1GroupBy())
-		return with, bounded
-	}
+		HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), s.stage1GroupBy())
+	return with, bounded
+}
+
+// prefilterBoundedWith is the tie-safe bounded stage 1 with the threshold CTEs ctes, the last
+// of which, named last, has columns u and m.
+func prefilterBoundedWith(s Spec, seed uint64, pre, src, ctes, last string) (with, bounded string) {
+	with = fmt.Sprintf("WITH %sl AS (SELECT %s AS u, list(%s) AS hs FROM %s GROUP BY 1),\n%s",
+		pre, s.UID, s.rawHash(seed), src, ctes)
 	var inner, outer []string
 	for i, k := range s.Keys {
 		inner = append(inner, fmt.Sprintf("r.%s AS g%d", k, i))
@@ -246,26 +253,10 @@ func prefilterJoinSQL(s Spec, seed uint64) string {
 	return fmt.Sprintf("%s\nSELECT %s FROM (\n  %s\n) GROUP BY %s", with, s.final(""), bounded, s.keyCols(""))
 }
 
-func prefilterLeftJoinSQL(s Spec, seed uint64) string {
-	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
-	return fmt.Sprintf(`WITH l AS (SELECT %[1]s AS u, list(%[2]s) AS hs FROM %[3]s GROUP BY 1),
-%[4]s
-SELECT %[5]s FROM (
-  SELECT %[6]s FROM %[3]s AS r LEFT JOIN (SELECT * FROM %[7]s WHERE m IS NOT NULL) AS th ON r.%[1]s = th.u
-  WHERE th.m IS NULL OR %[8]s <= th.m
-  GROUP BY %[10]s
-) GROUP BY %[11]s`, s.UID, s.rawHash(seed), s.src(), ctes, s.final(""), s.rawStage1Select("r."), last,
-		HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), seed, s.stage1GroupBy(), s.keyCols(""))
-}
-
 func prefilterSortSQL(s Spec, seed uint64) string {
-	return fmt.Sprintf(`WITH th AS (SELECT %[1]s AS u, list_sort(list_distinct(list(%[2]s)))[%[4]d] AS m FROM %[3]s GROUP BY 1)
-SELECT %[5]s FROM (
-  SELECT %[6]s FROM %[3]s AS r JOIN th ON r.%[1]s = th.u
-  WHERE th.m IS NULL OR %[7]s <= th.m
-  GROUP BY %[9]s
-) GROUP BY %[10]s`, s.UID, s.rawHash(seed), s.src(), s.Kappa, s.final(""), s.rawStage1Select("r."),
-		HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed)), seed, s.stage1GroupBy(), s.keyCols(""))
+	th := fmt.Sprintf("th AS (SELECT u, CASE WHEN len(hs) > %d THEN list_sort(list_distinct(hs))[%d] END AS m FROM l)", s.Kappa, s.Kappa)
+	with, bounded := prefilterBoundedWith(s, seed, "", s.src(), th, "th")
+	return fmt.Sprintf("%s\nSELECT %s FROM (\n  %s\n) GROUP BY %s", with, s.final(""), bounded, s.keyCols(""))
 }
 
 func prefilterListsSQL(s Spec, seed uint64) string {

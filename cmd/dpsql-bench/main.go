@@ -48,6 +48,7 @@ func main() {
 		maxTime    = flag.Duration("maxtime", 2*time.Minute, "do not repeat a strategy whose warm-up takes longer")
 		timeout    = flag.Duration("timeout", 10*time.Minute, "cancel a single execution after this long")
 		list       = flag.Bool("list", false, "list strategies and exit")
+		adaptive   = flag.Bool("adaptive", true, "also time the adaptive query (statistics query, then the plan it picks)")
 		file       = flag.String("file", "", "also time the statements in this file: each starts with a line '-- name: X'; {seed} and {kappa} are replaced")
 	)
 	flag.Parse()
@@ -131,6 +132,13 @@ func main() {
 			fail(err)
 		}
 		queries = append(queries, fq...)
+	}
+	if *adaptive {
+		queries = append(queries, &bench.AdaptiveQuery{Spec: spec})
+		if st, err := bench.ReadSampleStats(ctx, db, spec); err == nil {
+			fmt.Printf("sample stats (1/%d of users): rows/pair %.2f, rows removed by bounding %.0f%% -> adaptive picks %s\n",
+				bench.SampleMod, st.Rows/st.Pairs, 100*(1-st.KeptRows/st.Rows), bench.Choose(st))
+		}
 	}
 	for _, mk := range extraQueries {
 		queries = append(queries, mk(spec))

@@ -399,3 +399,30 @@ func TestLargeKappaPlans(t *testing.T) {
 		}
 	}
 }
+
+func TestChoose(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	for _, c := range []struct {
+		sh   Shape
+		want string
+	}{
+		{Shape{Kind: Hard, Rows: 200000, Users: 20000, Keys: 1000, Seed: 1}, "prefilter_join"},
+		{Shape{Kind: Easy, Rows: 200000, Users: 20000, Keys: 1000, Seed: 1}, "post_thr_leftjoin"},
+	} {
+		if err := Generate(ctx, db, "t", c.sh); err != nil {
+			t.Fatal(err)
+		}
+		st, err := ReadSampleStats(ctx, db, DefaultSpec("t", 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Choose(st); got != c.want {
+			t.Errorf("%v: stats %+v: chose %s, want %s", c.sh, st, got, c.want)
+		}
+		q := &AdaptiveQuery{Spec: DefaultSpec("t", 4)}
+		if err := q.Run(ctx, db); err != nil || q.Chosen != c.want || q.ResultRows() != int(c.sh.Keys) {
+			t.Errorf("adaptive: %v, chose %s, %d rows", err, q.Chosen, q.ResultRows())
+		}
+	}
+}

@@ -47,6 +47,9 @@ func StrategyQuery(st Strategy, s Spec) *SQLQuery {
 
 func (q *SQLQuery) Name() string { return q.Label }
 
+// ResultRows is the number of rows the last Run read.
+func (q *SQLQuery) ResultRows() int { return q.LastRows }
+
 func (q *SQLQuery) SQL() string {
 	seed := q.Seed
 	if seed == 0 {
@@ -155,8 +158,8 @@ func Run(ctx context.Context, db *sql.DB, queries []Query, o Options) []Result {
 		if peak := peakRSS(); peak-before > res[i].PeakRSSDelta {
 			res[i].PeakRSSDelta = peak - before
 		}
-		if sq, ok := q.(*SQLQuery); ok {
-			res[i].Rows = sq.LastRows
+		if rc, ok := q.(interface{ ResultRows() int }); ok {
+			res[i].Rows = rc.ResultRows()
 		}
 		if err != nil {
 			res[i].Err = err

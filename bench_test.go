@@ -1,0 +1,89 @@
+package dpsql_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/dpsql/dpsql"
+)
+
+// The end-to-end benchmarks time, in one run and on the same data, the whole anonymized query
+// through the public API (parse, analyze, stage SQL, noise, selection, ledger) and its
+// non-private floor, the same two-level aggregation without bounding or noise:
+//
+//	SELECT k, SUM(s), COUNT(*) FROM (SELECT k, uid, SUM(v) AS s FROM t GROUP BY k, uid) x GROUP BY k
+//
+// on the hard shape: rows/10 users with 10 rows each, every row in a random one of 1000 keys,
+// kappa 4. Divide the two ns/op for the ratio. Rows default to 10^6; DPSQL_BENCH_ROWS changes
+// it. docs/benchmarks.md has the figures.
+//
+//	go test -run '^$' -bench 'Engine' -benchtime 5x .
+
+const (
+	floorSQL = `SELECT k, SUM(s), COUNT(*) FROM (SELECT k, uid, SUM(v) AS s FROM t GROUP BY k, uid) x GROUP BY k`
+	anonSQL  = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=4) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+)
+
+func benchRows() int {
+	if n, err := strconv.Atoi(os.Getenv("DPSQL_BENCH_ROWS")); err == nil && n > 0 {
+		return n
+	}
+	return 1_000_000
+}
+
+func runEngineBench(b *testing.B, db *dpsql.DB) {
+	ctx := context.Background()
+	for _, c := range []struct{ name, sql string }{{"floor", floorSQL}, {"anonymized", anonSQL}} {
+		b.Run(c.name, func(b *testing.B) {
+			if _, err := db.Exec(ctx, c.sql); err != nil { // warm-up
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := db.Exec(ctx, c.sql); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkEngineDuckDB(b *testing.B) {
+	ctx := context.Background()
+	db, err := dpsql.Open(ctx, dpsql.Config{Owner: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	n := benchRows()
+	_, err = db.Exec(ctx, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
+		SELECT i %% %d AS uid, CAST(hash(i) %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
+		SET BUDGET UNLIMITED`, n/10, n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	runEngineBench(b, db)
+}
+
+func BenchmarkEnginePostgres(b *testing.B) {
+	ctx := context.Background()
+	url := pg.Cluster(b).NewDatabase(b)
+	db, err := dpsql.Open(ctx, dpsql.Config{Database: url, Owner: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	n := benchRows()
+	_, err = db.Exec(ctx, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
+		SELECT i %% %d AS uid, (hashint4(i) & 1048575) %% 1000 AS k, CAST(i %% 97 AS DOUBLE PRECISION) AS v
+		FROM generate_series(0, %d) AS s(i);
+		ANALYZE t;
+		SET BUDGET UNLIMITED`, n/10, n-1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	runEngineBench(b, db)
+}

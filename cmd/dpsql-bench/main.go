@@ -136,8 +136,8 @@ func main() {
 	if *adaptive {
 		queries = append(queries, &bench.AdaptiveQuery{Spec: spec})
 		if st, err := bench.ReadSampleStats(ctx, db, spec); err == nil {
-			fmt.Printf("sample stats (1/%d of users): rows/pair %.2f, rows removed by bounding %.0f%% -> adaptive picks %s\n",
-				bench.SampleMod, st.Rows/st.Pairs, 100*(1-st.KeptRows/st.Rows), bench.Choose(st))
+			fmt.Printf("sample stats (1/%d of users): rows/pair %.2f, rows removed by bounding %.0f%%, users over kappa %.0f%% -> adaptive picks %s\n",
+				bench.SampleMod, st.Rows/st.Pairs, 100*(1-st.KeptRows/st.Rows), 100*float64(st.Heavy)/float64(max(st.Users, 1)), bench.Choose(st))
 		}
 	}
 	for _, mk := range extraQueries {

@@ -408,7 +408,8 @@ func TestChoose(t *testing.T) {
 		want string
 	}{
 		{Shape{Kind: Hard, Rows: 200000, Users: 20000, Keys: 1000, Seed: 1}, "prefilter_join"},
-		{Shape{Kind: Easy, Rows: 200000, Users: 20000, Keys: 1000, Seed: 1}, "post_thr_leftjoin"},
+		{Shape{Kind: Easy, Rows: 200000, Users: 20000, Keys: 1000, Seed: 1}, "post_heavy"},
+		{Shape{Kind: Easy, Rows: 600000, Users: 20000, Keys: 1000, MaxKeysPerUser: 12, Seed: 1}, "post_thr_leftjoin"},
 	} {
 		if err := Generate(ctx, db, "t", c.sh); err != nil {
 			t.Fatal(err)

@@ -37,6 +37,7 @@ func Strategies() []Strategy {
 		{Name: "prefilter_sort", TieSafe: true, Exact: true, Note: "prefilter_join with list_sort(list_distinct(hs))[kappa] (users with more than kappa rows only) instead of kappa min passes", SQL: prefilterSortSQL},
 		{Name: "post_lists", Exact: true, Note: "stage 1, then per-user lists of h, keys, partials; kappa-th smallest h by min passes; UNNEST kept pairs; stage 3 (no join)", SQL: postListsSQL},
 		{Name: "post_thr_leftjoin", TieSafe: true, Exact: true, Note: "stage 1 grouped by (uid, h) (materialised), threshold from list(h) for users over kappa only, LEFT JOIN back", SQL: postThrLeftJoinSQL},
+		{Name: "post_heavy", TieSafe: true, Exact: true, Note: "post_thr_leftjoin building lists only for users with more than kappa pairs (count first, semi-join)", SQL: postHeavySQL},
 		{Name: "post_tiesafe", TieSafe: true, Exact: true, Note: "post_thr_leftjoin ranking by the struct (h, keys...)", SQL: postTieSafeSQL},
 		{Name: "prefilter_lists", Exact: true, Note: "one scan: per-user lists of key, values and h; threshold; UNNEST the kept rows; stages 1 and 3", SQL: prefilterListsSQL},
 	}
@@ -145,7 +146,7 @@ func kthDistinctCTEs(first string, kappa int, carry string, keepHs bool) (ctes, 
 		keep, kappa, first)
 	last = "m1"
 	for i := 2; i <= kappa; i++ {
-		fmt.Fprintf(&b, ",\nm%d AS (SELECT *, list_min(w) AS m FROM (SELECT u%s, list_filter(w, x -> x > m) AS w FROM %s))", i, keep, last)
+		fmt.Fprintf(&b, ",\nm%d AS (SELECT *, list_min(w) AS m FROM (SELECT u%s, list_filter(w, lambda x: x > m) AS w FROM %s))", i, keep, last)
 		last = fmt.Sprintf("m%d", i)
 	}
 	return b.String(), last
@@ -397,4 +398,15 @@ l AS (SELECT u, list(rk) AS hs FROM p GROUP BY u HAVING count(*) > %d),
 SELECT %s FROM p LEFT JOIN %s AS th ON p.u = th.u
 WHERE th.m IS NULL OR p.rk <= th.m GROUP BY %s`,
 		r, s.stage1WithHash(seed), s.Kappa, ctes, s.final("p."), last, s.keyCols("p."))
+}
+
+func postHeavySQL(s Spec, seed uint64) string {
+	ctes, last := kthDistinctCTEs("l", s.Kappa, "", false)
+	return fmt.Sprintf(`WITH p AS MATERIALIZED (%s),
+heavy AS (SELECT u FROM p GROUP BY u HAVING count(*) > %d),
+l AS (SELECT u, list(h) AS hs FROM p SEMI JOIN heavy USING (u) GROUP BY u),
+%s
+SELECT %s FROM p LEFT JOIN %s AS th ON p.u = th.u
+WHERE th.m IS NULL OR p.h <= th.m GROUP BY %s`,
+		s.stage1ByHash(seed), s.Kappa, ctes, s.final("p."), last, s.keyCols("p."))
 }

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 }
 
 const spendQuery = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.1, delta=1e-7, kappa=1)
-	k, ANON_COUNT(*) AS n FROM events GROUP BY k`
+	k, ANON_COUNT(DISTINCT uid) AS n FROM events GROUP BY k`
 
 // spender is the body of a child process: it opens the database as an analyst and runs the
 // query until the budget refuses it, printing one line per success.
@@ -75,7 +75,11 @@ func TestLedgerTwoProcesses(t *testing.T) {
 			cmd.Env = append(os.Environ(), "DPSQL_SPENDER_URL="+url)
 			out, err := cmd.Output()
 			if err != nil {
-				t.Errorf("process %d: %v", i, err)
+				var stderr []byte
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = ee.Stderr
+				}
+				t.Errorf("process %d: %v\n%s", i, err, stderr)
 			}
 			outs[i] = string(out)
 		}(i)

@@ -43,6 +43,7 @@ func main() {
 		values     = flag.String("values", "uniform", "value distribution: uniform or exp")
 		nullKeys   = flag.Float64("nullkeys", 0, "fraction of rows with a NULL key")
 		nAggs      = flag.Int("aggs", 1, "number of ANON_SUM aggregates (each on v with different bounds)")
+		fixed      = flag.Bool("fixed", false, "fixed-point partials: convert each row to fixed point before stage 1 (bit-exact results)")
 		explain    = flag.Bool("explain", false, "print EXPLAIN ANALYZE of each strategy (one extra run) instead of timing")
 		printSQL   = flag.Bool("sql", false, "print each strategy's SQL")
 		maxTime    = flag.Duration("maxtime", 2*time.Minute, "do not repeat a strategy whose warm-up takes longer")
@@ -93,6 +94,7 @@ func main() {
 	}
 
 	spec := bench.DefaultSpec("t", *kappa)
+	spec.FixedPartials = *fixed
 	for j := 1; j < *nAggs; j++ {
 		spec.Aggs = append(spec.Aggs, bench.Agg{Kind: bench.Sum, Expr: "v", Lo: float64(j), Hi: float64(50 + 10*j)})
 	}

@@ -47,8 +47,12 @@ func testCases() []testCase {
 	multi := DefaultSpec("t2", 3)
 	multi.Keys = []string{"k1", "k2"}
 	multi.Aggs = []Agg{{Kind: Sum, Expr: "v", Lo: 2, Hi: 30}, {Kind: Count, Lo: 0, Hi: 2}, {Kind: Sum, Expr: "v - 50", Lo: -10, Hi: 10}}
+	fixed := DefaultSpec("t", 3)
+	fixed.FixedPartials = true
+	fixed.Aggs = append(fixed.Aggs, Agg{Kind: Sum, Expr: "v - 50", Lo: -7.5, Hi: 12})
 	return []testCase{
 		{"hard_sparse_k4", gen(hard), DefaultSpec("t", 4)},
+		{"hard_fixed_partials_k3", gen(hard), fixed},
 		{"hard_sparse_k1", gen(hard), DefaultSpec("t", 1)},
 		{"easy_dense_k2", gen(easy), DefaultSpec("t", 2)},
 		{"easy_dense_k4", gen(easy), DefaultSpec("t", 4)},
@@ -130,7 +134,12 @@ JOIN (SELECT uid AS u, count(DISTINCT k) AS n FROM t GROUP BY uid) b USING (u)`,
 func TestSameSeedSameResult(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t)
-	tc := testCases()[4]
+	var tc testCase
+	for _, c := range testCases() {
+		if c.name == "varchar_nullkeys_k3" { // users over kappa, so the seed matters
+			tc = c
+		}
+	}
 	tc.setup(t, db)
 	seed := NewSeed()
 	for _, st := range Strategies() {

@@ -175,6 +175,11 @@ func Reference(ctx context.Context, db *sql.DB, s Spec, seed uint64) (ResultRows
 				default:
 					return nil, 0, fmt.Errorf("bench: partial is %T", v)
 				}
+				if s.FixedPartials && ag.Kind == Sum {
+					lo, hi := math.Round(ag.Lo*unit), math.Round(ag.Hi*unit)
+					a.sums[j].Add(a.sums[j], big.NewInt(int64(math.Min(math.Max(x, lo), hi))))
+					continue
+				}
 				x = math.Min(math.Max(x, ag.Lo), ag.Hi)
 				if ag.Kind == Count {
 					a.sums[j].Add(a.sums[j], big.NewInt(int64(x)))

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -36,6 +37,19 @@ type Spec struct {
 	Kappa int
 	// UnitExp sets the fixed-point unit 2^-UnitExp for clamped sums (30 if zero).
 	UnitExp int
+	// FixedPartials converts each row to fixed point before stage 1 (sum(CAST(x * 2^e AS
+	// BIGINT))), so per-user partials are exact integers too and the whole result is
+	// bit-for-bit reproducible; otherwise the per-user sum is a DOUBLE sum whose last bits
+	// depend on the order DuckDB's threads add rows in.
+	FixedPartials bool
+}
+
+// partial is the stage-1 aggregate of a.
+func (s Spec) partial(a Agg) string {
+	if s.FixedPartials && a.Kind == Sum {
+		return fmt.Sprintf("sum(CAST((%s) * %s AS BIGINT))", a.Expr, lit(float64(uint64(1)<<s.unitExp())))
+	}
+	return a.partial()
 }
 
 // DefaultSpec is the query of the benchmark:
@@ -80,7 +94,7 @@ func (s Spec) stage1Select() string {
 	}
 	fmt.Fprintf(&b, "%s AS u", s.UID)
 	for j, a := range s.Aggs {
-		fmt.Fprintf(&b, ", %s AS p%d", a.partial(), j)
+		fmt.Fprintf(&b, ", %s AS p%d", s.partial(a), j)
 	}
 	return b.String()
 }
@@ -126,9 +140,14 @@ func (s Spec) final(prefix string) string {
 	b.WriteString(", count(*) AS users")
 	for j, a := range s.Aggs {
 		p := prefix + "p" + strconv.Itoa(j)
-		switch a.Kind {
-		case Count:
+		unit := float64(uint64(1) << s.unitExp())
+		switch {
+		case a.Kind == Count:
 			fmt.Fprintf(&b, ", sum(least(greatest(%s, %d), %d)) AS a%d", p, int64(a.Lo), int64(a.Hi), j)
+		case s.FixedPartials:
+			// p is already in units of 2^-UnitExp (HUGEINT); clamp to the scaled bounds.
+			fmt.Fprintf(&b, ", sum(least(greatest(%s, CAST(%s AS BIGINT)), CAST(%s AS BIGINT))) AS a%d",
+				p, lit(math.Round(a.Lo*unit)), lit(math.Round(a.Hi*unit)), j)
 		default:
 			// CAST(DOUBLE AS BIGINT) rounds half away from zero, like round(). The per-user
 			// value fits BIGINT when max(|Lo|,|Hi|) * 2^UnitExp < 2^63; sum(BIGINT) accumulates

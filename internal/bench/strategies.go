@@ -164,7 +164,7 @@ func (s Spec) rawStage1Select(prefix string) string {
 		if ap.Expr != "" && ap.Expr != "*" {
 			ap.Expr = prefix + ap.Expr
 		}
-		fmt.Fprintf(&b, ", %s AS p%d", ap.partial(), j)
+		fmt.Fprintf(&b, ", %s AS p%d", s.partial(ap), j)
 	}
 	return b.String()
 }
@@ -218,7 +218,7 @@ func prefilterBoundedWith(s Spec, seed uint64, pre, src, ctes, last string) (wit
 			inner = append(inner, fmt.Sprintf("r.%s AS x%d", a.Expr, j))
 			ap.Expr = fmt.Sprintf("x%d", j)
 		}
-		outer = append(outer, fmt.Sprintf("%s AS p%d", ap.partial(), j))
+		outer = append(outer, fmt.Sprintf("%s AS p%d", s.partial(ap), j))
 	}
 	inner = append(inner, HashSQL("r."+s.UID, prefixed("r.", s.Keys), seedLit(seed))+" AS h", "th.m")
 	bounded = fmt.Sprintf(`SELECT %s FROM (
@@ -282,7 +282,7 @@ func prefilterListsSQL(s Spec, seed uint64) string {
 		if a.Kind == Count && (a.Expr == "" || a.Expr == "*") {
 			ap.Expr = "*"
 		}
-		parts = append(parts, fmt.Sprintf("%s AS p%d", ap.partial(), j))
+		parts = append(parts, fmt.Sprintf("%s AS p%d", s.partial(ap), j))
 	}
 	c := ", " + strings.Join(carry, ", ")
 	ctes, last := kthDistinctCTEs("l", s.Kappa, c, true)
@@ -345,7 +345,7 @@ func (s Spec) stage1ByHash(seed uint64) string {
 			inner = append(inner, fmt.Sprintf("%s AS x%d", a.Expr, j))
 			ap.Expr = fmt.Sprintf("x%d", j)
 		}
-		outer = append(outer, fmt.Sprintf("%s AS p%d", ap.partial(), j))
+		outer = append(outer, fmt.Sprintf("%s AS p%d", s.partial(ap), j))
 	}
 	inner = append(inner, s.rawHash(seed)+" AS h")
 	return fmt.Sprintf("SELECT %s FROM (SELECT %s FROM %s) GROUP BY u, h",

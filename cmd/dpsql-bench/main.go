@@ -39,6 +39,7 @@ func main() {
 		skip       = flag.String("skip", "", "comma-separated strategy names to leave out")
 		threads    = flag.Int("threads", runtime.NumCPU(), "DuckDB threads")
 		memLimit   = flag.String("memory", "", "DuckDB memory_limit, e.g. 16GB (default DuckDB's 80% of RAM)")
+		keepOrder  = flag.Bool("preserve-order", false, "DuckDB preserve_insertion_order (the benchmarks turn it off)")
 		uidType    = flag.String("uid", "sparse", "uid column type: bigint (dense 0..users-1), sparse (random 63-bit) or varchar")
 		values     = flag.String("values", "uniform", "value distribution: uniform or exp")
 		nullKeys   = flag.Float64("nullkeys", 0, "fraction of rows with a NULL key")
@@ -71,14 +72,15 @@ func main() {
 	}
 	sh.Keys, sh.UIDType, sh.Values, sh.NullKeyFrac, sh.MaxKeysPerUser = *keys, *uidType, *values, *nullKeys, *maxKeys
 
-	db, err := bench.Open(*threads, *memLimit)
+	db, err := bench.OpenWith(*threads, *memLimit, *keepOrder)
 	if err != nil {
 		fail(err)
 	}
 	defer db.Close()
 	ctx := context.Background()
 
-	fmt.Printf("machine: %d CPUs, GOMAXPROCS %d, DuckDB threads %d\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), *threads)
+	fmt.Printf("machine: %d CPUs, GOMAXPROCS %d, DuckDB threads %d, preserve_insertion_order %v, memory_limit %q\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), *threads, *keepOrder, *memLimit)
 	fmt.Printf("data: %v\n", sh)
 	t0 := time.Now()
 	if err := bench.Generate(ctx, db, "t", sh); err != nil {

@@ -260,7 +260,12 @@ func Explain(ctx context.Context, db *sql.DB, query string) (string, error) {
 // order (lets aggregates and unnest stream without order bookkeeping) and an optional memory
 // limit such as "16GB".
 func Open(threads int, memoryLimit string) (*sql.DB, error) {
-	dsn := fmt.Sprintf("?threads=%d&preserve_insertion_order=false", threads)
+	return OpenWith(threads, memoryLimit, false)
+}
+
+// OpenWith is Open with a choice of preserve_insertion_order.
+func OpenWith(threads int, memoryLimit string, preserveOrder bool) (*sql.DB, error) {
+	dsn := fmt.Sprintf("?threads=%d&preserve_insertion_order=%v", threads, preserveOrder)
 	if memoryLimit != "" {
 		dsn += "&memory_limit=" + memoryLimit
 	}

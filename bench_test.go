@@ -68,6 +68,25 @@ func BenchmarkEngineDuckDB(b *testing.B) {
 	runEngineBench(b, db)
 }
 
+// BenchmarkEngineDuckDBEasy is the easy shape: each user's 10 rows fall in at most 2 keys,
+// so no user exceeds kappa and contribution bounding removes nothing.
+func BenchmarkEngineDuckDBEasy(b *testing.B) {
+	ctx := context.Background()
+	db, err := dpsql.Open(ctx, dpsql.Config{Owner: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	n := benchRows()
+	_, err = db.Exec(ctx, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
+		SELECT i %% %d AS uid, CAST(hash(i %% %d, i %% 2) %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
+		SET BUDGET UNLIMITED`, n/10, n/10, n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	runEngineBench(b, db)
+}
+
 func BenchmarkEnginePostgres(b *testing.B) {
 	ctx := context.Background()
 	url := pg.Cluster(b).NewDatabase(b)

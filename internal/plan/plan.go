@@ -25,6 +25,11 @@ type Plan struct {
 	// and values are clamped per row (Kappa is then MaxRows: a unit reaches at most that
 	// many groups).
 	MaxRows int64
+	// Window, when set, makes the stage bound contributions with a window over the per-unit
+	// rows instead of DuckDB's prefilter; the executor sets it when a sample of the data shows
+	// that few units exceed kappa (the prefilter then costs more than it saves). Both forms
+	// keep the same groups for a given seed.
+	Window bool
 	// Selection is how groups are chosen for release.
 	Selection Selection
 	// Aggregates are the released aggregates, in query order.

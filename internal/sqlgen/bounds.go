@@ -95,37 +95,7 @@ func doubleType(d backend.Dialect) string {
 // aggregates, each "expression AS name"); _dp_bounded (at most kappa groups per unit). It
 // returns the key column names.
 func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []string, partials []string) []string {
-	q := p.Query
-	pr := func(n ast.Node) string { return PrintData(d, n) }
-	b.WriteString("WITH ")
-	for _, cte := range q.With {
-		b.WriteString(pr(cte))
-		b.WriteString(",\n")
-	}
-	keys := make([]string, len(q.Keys))
-	cols := []string{}
-	for i, k := range q.Keys {
-		keys[i] = analyzer.KeyColumn(i)
-		cols = append(cols, fmt.Sprintf("%s AS %s", pr(k.Expr), keys[i]))
-	}
-	cols = append(cols, pr(q.Unit)+" AS _dp_uid")
-	for j, v := range values {
-		if v != "" {
-			cols = append(cols, fmt.Sprintf("%s AS _dp_v%d", v, j))
-		}
-	}
-	b.WriteString("_dp_rows AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM ")
-	for i, t := range q.From {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(pr(t))
-	}
-	b.WriteString("\n  WHERE ")
-	if q.Where != nil {
-		b.WriteString("(" + pr(q.Where) + ") AND ")
-	}
-	b.WriteString("(" + pr(q.Unit) + ") IS NOT NULL\n),\n")
+	keys := writeRows(b, p, d, values)
 	if p.MaxRows > 0 {
 		// max_rows_contributed: at most MaxRows rows per unit, chosen at random; no
 		// per-unit aggregation (values are clamped per row).
@@ -139,11 +109,11 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 			priority(d, append(append([]string(nil), keys...), vals...), p.Seed), p.MaxRows)
 		return keys
 	}
-	if d == backend.DuckDB && p.Kappa <= maxPrefilterKappa {
+	if UsesPrefilter(p, d) {
 		writePrefilter(b, p, keys, partials)
 		return keys
 	}
-	cols = append(append(append([]string(nil), keys...), "_dp_uid"), partials...)
+	cols := append(append(append([]string(nil), keys...), "_dp_uid"), partials...)
 	group := strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", ")
 	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM _dp_rows\n  GROUP BY " + group + "\n),\n")
 	b.WriteString("_dp_bounded AS (\n" + boundContributions(d, keys, p.Kappa, p.Seed) + "\n)")
@@ -177,4 +147,61 @@ func writePrefilter(b *strings.Builder, p *plan.Plan, keys, partials []string) {
 	}
 	cols = append(append(cols, "_dp_uid"), partials...)
 	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM _dp_kept\n  GROUP BY _dp_uid, _dp_h\n)")
+}
+
+// UsesPrefilter reports whether the stage of p would bound contributions with the prefilter
+// (before per-unit aggregation), which pays off only when many units exceed kappa.
+func UsesPrefilter(p *plan.Plan, d backend.Dialect) bool {
+	return d == backend.DuckDB && p.MaxRows == 0 && p.Kappa <= maxPrefilterKappa && !p.Window
+}
+
+// ShapeStats prints a query over a 1/64 sample of the units (by hash) that returns the sampled
+// units, rows, distinct (unit, group) pairs, and the pairs kappa bounding would remove. The
+// executor uses it to choose how to bound contributions; the choice changes only the speed,
+// never the result, and the statistics are never shown.
+func ShapeStats(p *plan.Plan, d backend.Dialect) string {
+	var b strings.Builder
+	keys := writeRows(&b, p, d, nil)
+	group := strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", ")
+	fmt.Fprintf(&b, "_dp_pairs AS (SELECT %s, COUNT(*) AS r FROM _dp_rows WHERE hash(_dp_uid) %% 64 = 0 GROUP BY %s)\n", group, group)
+	fmt.Fprintf(&b, "SELECT COUNT(*), COALESCE(SUM(rows), 0), COALESCE(SUM(pairs), 0), COALESCE(SUM(GREATEST(pairs - %d, 0)), 0) FROM (SELECT _dp_uid, SUM(r) AS rows, COUNT(*) AS pairs FROM _dp_pairs GROUP BY _dp_uid) AS u", p.Kappa)
+	return b.String()
+}
+
+// writeRows writes the analyst's CTEs and _dp_rows (keys, privacy unit and the value columns
+// _dp_v<j> for the non-empty values[j], filtered, units not NULL), and returns the key column
+// names.
+func writeRows(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []string) []string {
+	q := p.Query
+	pr := func(n ast.Node) string { return PrintData(d, n) }
+	b.WriteString("WITH ")
+	for _, cte := range q.With {
+		b.WriteString(pr(cte))
+		b.WriteString(",\n")
+	}
+	keys := make([]string, len(q.Keys))
+	cols := []string{}
+	for i, k := range q.Keys {
+		keys[i] = analyzer.KeyColumn(i)
+		cols = append(cols, fmt.Sprintf("%s AS %s", pr(k.Expr), keys[i]))
+	}
+	cols = append(cols, pr(q.Unit)+" AS _dp_uid")
+	for j, v := range values {
+		if v != "" {
+			cols = append(cols, fmt.Sprintf("%s AS _dp_v%d", v, j))
+		}
+	}
+	b.WriteString("_dp_rows AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM ")
+	for i, t := range q.From {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(pr(t))
+	}
+	b.WriteString("\n  WHERE ")
+	if q.Where != nil {
+		b.WriteString("(" + pr(q.Where) + ") AND ")
+	}
+	b.WriteString("(" + pr(q.Unit) + ") IS NOT NULL\n),\n")
+	return keys
 }

@@ -71,29 +71,11 @@ func newGaussianThreshold(p Params, src *securerand.Source) (*GaussianThreshold,
 }
 
 func (s *GaussianThreshold) Keep(n int64) (bool, error) {
-	if err := checkCount(n); err != nil {
-		return false, err
-	}
-	var y int64
-	s.rnd.do(func(src *securerand.Source) { y = s.dist.Sample(src) })
-	if gap, ok := gapSteps(s.k, n, s.grid); ok {
-		return y >= gap, nil
-	}
-	return keepBig(s.k, n, y, s.grid), nil
+	return keepOnGrid(s.k, s.grid, &s.rnd, s.dist, n)
 }
 
 func (s *GaussianThreshold) ProbabilityOfKeep(n int64) float64 {
-	if n < 0 {
-		return 0
-	}
-	gap, ok := gapSteps(s.k, n, s.grid)
-	if !ok {
-		if n == 0 {
-			return 0
-		}
-		return 1
-	}
-	return s.dist.TailAtLeast(gap)
+	return probabilityOnGrid(s.k, s.grid, s.dist, n)
 }
 
 func (s *GaussianThreshold) UnitsForProbability(p float64) int64 {

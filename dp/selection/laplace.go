@@ -167,30 +167,47 @@ func keepBig(k, n, y int64, grid discrete.Grid) bool {
 }
 
 func (s *LaplaceThreshold) Keep(n int64) (bool, error) {
+	return keepOnGrid(s.k, s.grid, &s.rnd, s.dist, n)
+}
+
+func (s *LaplaceThreshold) ProbabilityOfKeep(n int64) float64 {
+	return probabilityOnGrid(s.k, s.grid, s.dist, n)
+}
+
+// gridNoise is integer noise in grid steps (discrete Laplace or Gaussian).
+type gridNoise interface {
+	Sample(src *securerand.Source) int64
+	TailAtLeast(k int64) float64
+}
+
+// keepOnGrid decides whether a count of n passes the threshold k (grid steps above a count
+// of one) once noise is added: (n-1)/g + Y >= k, exactly.
+func keepOnGrid(k int64, grid discrete.Grid, rnd *locked, d gridNoise, n int64) (bool, error) {
 	if err := checkCount(n); err != nil {
 		return false, err
 	}
 	var y int64
-	s.rnd.do(func(src *securerand.Source) { y = s.dist.Sample(src) })
-	if gap, ok := gapSteps(s.k, n, s.grid); ok {
+	rnd.do(func(src *securerand.Source) { y = d.Sample(src) })
+	if gap, ok := gapSteps(k, n, grid); ok {
 		return y >= gap, nil
 	}
 	// Huge counts: compare exactly in big integers.
-	return keepBig(s.k, n, y, s.grid), nil
+	return keepBig(k, n, y, grid), nil
 }
 
-func (s *LaplaceThreshold) ProbabilityOfKeep(n int64) float64 {
+// probabilityOnGrid is the probability that keepOnGrid keeps a count of n.
+func probabilityOnGrid(k int64, grid discrete.Grid, d gridNoise, n int64) float64 {
 	if n < 0 {
 		return 0
 	}
-	gap, ok := gapSteps(s.k, n, s.grid)
+	gap, ok := gapSteps(k, n, grid)
 	if !ok {
 		if n == 0 {
 			return 0
 		}
 		return 1 // beyond 2^62 grid steps above the threshold
 	}
-	return s.dist.TailAtLeast(gap)
+	return d.TailAtLeast(gap)
 }
 
 func (s *LaplaceThreshold) UnitsForProbability(p float64) int64 {

@@ -21,6 +21,9 @@ type Mechanism interface {
 	// unless epsilon is below about 1e-12*L0, where the grid is coarser than
 	// LInf and the calibration counts a whole grid step per partition.
 	Scale() float64
+	// IntScale returns the scale of the noise AddNoiseInt adds, in value
+	// units (a scale on a grid of at least 1).
+	IntScale() float64
 	// Granularity returns the power-of-two grid of float64 results.
 	Granularity() float64
 	// AddNoiseFloat rounds x to the grid and adds noise. It fails only if x is
@@ -70,6 +73,7 @@ type base struct {
 func (m *base) Kind() Kind           { return m.kind }
 func (m *base) Params() Params       { return m.params }
 func (m *base) Scale() float64       { return m.fl.scale }
+func (m *base) IntScale() float64    { return m.in.scale }
 func (m *base) Granularity() float64 { return m.fl.grid.Size() }
 
 func (m *base) sample(d noiseDist) int64 {

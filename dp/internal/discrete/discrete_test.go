@@ -301,6 +301,14 @@ func TestTwoSidedWidth(t *testing.T) {
 			if tail := 2 * d.TailAtLeast(m+1); tail > alpha*(1+1e-6) {
 				t.Errorf("%T: width %d for alpha %v leaves %v outside", d, m, alpha, tail)
 			}
+			// Minimal where the tail is summed exactly (the huge sigma uses
+			// the normal quantile with slack).
+			if g, ok := d.(Gaussian); ok && g.Sigma.Float() > exactSumLimit {
+				continue
+			}
+			if tail := 2 * d.TailAtLeast(m); m > 0 && tail <= alpha {
+				t.Errorf("%T: width %d for alpha %v is not the smallest: %d leaves %v outside", d, m, alpha, m-1, tail)
+			}
 		}
 	}
 }

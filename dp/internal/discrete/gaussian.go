@@ -112,8 +112,10 @@ func (d Gaussian) TailAtLeastUpper(k int64) float64 {
 
 func phi(z float64) float64 { return math.Exp(-z*z/2) / math.Sqrt(2*math.Pi) }
 
-// TwoSidedWidth returns the smallest m >= 0 with P(|Y| > m) <= alpha, plus
-// one step of slack against rounding.
+// TwoSidedWidth returns the smallest m >= 0 with P(|Y| > m) <= alpha: from
+// the sums of the masses for sigma up to exactSumLimit, and from the normal
+// quantile, widened by a relative 1e-6 and one step, above it (where a step
+// is at most a millionth of sigma).
 func (d Gaussian) TwoSidedWidth(alpha float64) int64 {
 	sigma := d.Sigma.Float()
 	if sigma > exactSumLimit {
@@ -140,7 +142,7 @@ func (d Gaussian) TwoSidedWidth(alpha float64) int64 {
 	for m := limit - 1; m >= 0; m-- {
 		tail += 2 * w[m+1] / total
 		if tail > alpha {
-			return m + 1 + 1
+			return m + 1
 		}
 	}
 	return 1

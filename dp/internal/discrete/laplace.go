@@ -66,17 +66,22 @@ func (d Laplace) TailAtLeast(k int64) float64 {
 }
 
 // TwoSidedWidth returns the smallest m >= 0 with P(|Y| > m) <= alpha, for
-// alpha in (0,1), using P(|Y| > m) = 2 p^(m+1)/(1+p). It adds one step of
-// slack to absorb rounding in the logarithms.
+// alpha in (0,1), using P(|Y| > m) = 2 p^(m+1)/(1+p): the logarithm gives m
+// within a step, and the tail itself settles it.
 func (d Laplace) TwoSidedWidth(alpha float64) int64 {
 	b := d.Scale.Float()
 	p := math.Exp(-1 / b)
-	m := math.Ceil(b*math.Log(2/(alpha*(1+p)))) - 1 + 1
-	if m < 0 {
-		m = 0
-	}
+	m := math.Ceil(b*math.Log(2/(alpha*(1+p)))) - 1
 	if m > math.MaxInt64/2 {
 		return math.MaxInt64 / 2
+	}
+	outside := func(m float64) float64 { return 2 * math.Exp(-(m+1)/b) / (1 + p) }
+	m = math.Max(m, 0)
+	for m > 0 && outside(m-1) <= alpha {
+		m--
+	}
+	for outside(m) > alpha {
+		m++
 	}
 	return int64(m)
 }

@@ -9,11 +9,18 @@ import (
 // zeroNoise is a test-only mechanism that adds no noise. It is reachable only
 // from this package's internal tests, by overwriting an accumulator's
 // unexported mechanism fields: production code has no way to build one.
-type zeroNoise struct{ noise.Mechanism }
+// Its scale is 0, so intervals collapse to the exact value, except for
+// ApproxBounds, whose threshold needs a positive scale (1).
+type zeroNoise struct {
+	noise.Mechanism
+	scale float64
+}
 
 func (zeroNoise) AddNoiseFloat(x float64) (float64, error) { return x, nil }
 func (zeroNoise) AddNoiseInt(x int64) (int64, error)       { return x, nil }
-func (zeroNoise) Scale() float64                           { return 1 }
+func (z zeroNoise) Scale() float64                         { return z.scale }
+func (zeroNoise) IntScale() float64                        { return 0 }
+func (zeroNoise) Kind() noise.Kind                         { return noise.Laplace }
 func (zeroNoise) ConfidenceInterval(x, _ float64) (float64, float64, error) {
 	return x, x, nil
 }
@@ -40,7 +47,7 @@ func noiseless[T any](acc T) T {
 	case *Quantiles:
 		a.mech = z
 	case *ApproxBounds:
-		a.mech = z
+		a.mech = zeroNoise{scale: 1}
 	default:
 		panic("noiseless: unknown accumulator")
 	}

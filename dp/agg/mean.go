@@ -174,13 +174,14 @@ func (m *BoundedMean) Result() (float64, error) {
 }
 
 // ResultWithCI returns the noisy mean and an interval [lo, hi] that contains
-// the exact clamped mean with probability at least level. The interval is
-// conservative: the count's and the normalised sum's intervals are taken at
-// levels whose product is level (the noises are independent, so both hold
-// together with probability at least level), the mean's interval is the range
-// of sum/max(count,1) + midpoint over that box, clamped into [Lower, Upper],
-// and the split of level between the two is the one, among 100, that gives
-// the narrowest interval (as Google's library does). It takes the result.
+// the exact clamped mean with probability level. It inverts an exact pivot
+// (see pivot.go): a candidate mean mu (offset from the midpoint) is in the
+// interval when noisy sum - mu * noisy count, which is the sum's noise minus
+// mu times the count's noise when mu is exact, lies within the central level
+// of that combination's law. Its coverage is the level up to the continuous
+// approximation of the count's integer noise (measured: within half a percent
+// at 0.9), where the range of sum/count over the two parts' own intervals
+// covered 0.94. It takes the result.
 func (m *BoundedMean) ResultWithCI(level float64) (v, lo, hi float64, err error) {
 	if err := checkLevel("BoundedMean.ResultWithCI", level); err != nil {
 		return 0, 0, 0, err
@@ -205,42 +206,20 @@ func (m *BoundedMean) result(fn string, level float64) (v, lo, hi float64, err e
 	if level == 0 {
 		return v, 0, 0, nil
 	}
-	lo, hi = math.Inf(1), math.Inf(-1)
-	alpha := 1 - level
-	bestWidth := math.Inf(1)
-	for i := 1; i < 100; i++ {
-		// (1 - aSum)(1 - aCount) = level.
-		aSum := alpha * float64(i) / 100
-		aCount := 1 - level/(1-aSum)
-		slo, shi, err := m.sumMech.ConfidenceInterval(s, 1-aSum)
-		if err != nil {
-			return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
-		}
-		clo, chi, err := m.countMech.ConfidenceIntervalInt(c, 1-aCount)
-		if err != nil {
-			return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
-		}
-		l, h := ratioRange(slo, shi, math.Max(1, float64(clo)), math.Max(1, float64(chi)))
-		l, h = m.enc.clamp(l+mid), m.enc.clamp(h+mid)
-		if h-l < bestWidth {
-			bestWidth, lo, hi = h-l, l, h
-		}
+	// The exact pivot: at the exact normalised mean mu, s - mu*c is the
+	// sum's noise minus mu times the count's.
+	l, u := m.RoundedBounds()
+	test := pivotTest{
+		lo:    l - mid,
+		hi:    u - mid,
+		pivot: func(mu float64) float64 { return s - mu*float64(c) },
+		terms: func(mu float64) []noise.Term {
+			return []noise.Term{{Mech: m.sumMech, Coef: 1}, {Mech: m.countMech, Int: true, Coef: -mu}}
+		},
 	}
-	return v, lo, hi, nil
-}
-
-// ratioRange returns the range of s/c over s in [slo, shi], c in [clo, chi]
-// with 0 < clo <= chi.
-func ratioRange(slo, shi, clo, chi float64) (lo, hi float64) {
-	if slo >= 0 {
-		lo = slo / chi
-	} else {
-		lo = slo / clo
+	lo, hi, err = test.interval(v-mid, level)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
 	}
-	if shi >= 0 {
-		hi = shi / clo
-	} else {
-		hi = shi / chi
-	}
-	return lo, hi
+	return v, m.enc.clamp(lo + mid), m.enc.clamp(hi + mid), nil
 }

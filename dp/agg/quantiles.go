@@ -196,13 +196,11 @@ func (q *Quantiles) Result(ranks ...float64) ([]float64, error) {
 }
 
 // ResultWithCI returns the noisy quantiles at the given ranks and, for each,
-// an interval [lo, hi] that contains the quantile the search would return on
-// the exact counts with probability at least level (Google's quantile-tree
-// interval: each of the at most BranchingFactor*TreeHeight counts a search
-// reads gets an interval at level^(1/(BranchingFactor*TreeHeight)), and the
-// search is rerun with the counts at the ends of their intervals that push
-// it furthest left, or right). It does not cover the discretisation of the
-// leaves. It takes the result, like Result.
+// an interval [lo, hi] that contains the exact quantile of the clamped
+// values with probability level (about that when the values are dense
+// around the quantile, more when there is a gap): it inverts a rank test on
+// the noisy tree, in whole leaves, and contains the released value (see
+// quantile_ci.go). It takes the result, like Result.
 func (q *Quantiles) ResultWithCI(level float64, ranks ...float64) (values, lo, hi []float64, err error) {
 	if err := checkLevel("Quantiles.ResultWithCI", level); err != nil {
 		return nil, nil, nil, err
@@ -246,29 +244,13 @@ func (q *Quantiles) result(fn string, level float64, ranks []float64) (values, l
 	if level == 0 {
 		return values, nil, nil, nil
 	}
-	perCount := math.Pow(level, 1/float64(q.tree.branching*q.tree.height))
-	ci := func(n treeNode) (float64, float64, error) {
-		c, err := noisy(n)
-		if err != nil {
-			return 0, 0, err
-		}
-		l, h, err := q.mech.ConfidenceInterval(c, perCount)
-		if err != nil {
-			return 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
-		}
-		return l, h, nil
-	}
 	lo, hi = make([]float64, len(ranks)), make([]float64, len(ranks))
 	for i, r := range ranks {
-		l, err := q.tree.searchBound(r, q.lower, q.upper, false, ci)
+		l, h, err := q.tree.rankInterval(r, level, q.lower, q.upper, q.mech, noisy)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, fmt.Errorf("agg: %s: %w", fn, err)
 		}
-		h, err := q.tree.searchBound(r, q.lower, q.upper, true, ci)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		lo[i], hi[i] = clamp(l), clamp(h)
+		lo[i], hi[i] = math.Min(clamp(l), values[i]), math.Max(clamp(h), values[i])
 	}
 	return values, lo, hi, nil
 }

@@ -200,7 +200,10 @@ func coverage(t *testing.T, trials int, want float64, ci func() (lo, hi float64,
 // TestConfidenceIntervalCoverage: 2000 intervals at level 0.9 for each
 // aggregation. The coverage must be at least 0.9 - 4 sigma = 0.873 (sigma =
 // sqrt(0.09/2000)); for the sum, whose interval comes straight from the
-// noise distribution, also at most 0.927 (not needlessly wide). Each bound
+// noise distribution, and the mean, variance and standard deviation, whose
+// intervals invert a pivot (pivot.go), also at most 0.927 (not needlessly
+// wide). The count's integer interval moves in steps of several percent at
+// this scale, so it is only bounded below. Each bound
 // fails a correct implementation with probability about 3e-5.
 func TestConfidenceIntervalCoverage(t *testing.T) {
 	const trials, level = 2000, 0.9
@@ -254,7 +257,7 @@ func TestConfidenceIntervalCoverage(t *testing.T) {
 		_, lo, hi, err := a.ResultWithCI(level)
 		return lo, hi, err
 	})
-	check("mean", cov, w, false)
+	check("mean", cov, w, true)
 
 	for _, stddev := range []bool{false, true} {
 		v, _ := NewBoundedVariance(VarianceOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: 0, Upper: 10})
@@ -287,33 +290,37 @@ func TestConfidenceIntervalCoverage(t *testing.T) {
 			_, lo, hi, err := a.ResultWithCI(level)
 			return lo, hi, err
 		})
-		check(name, cov, w, false)
+		check(name, cov, w, true)
 	}
 }
 
-// TestQuantileCICoverage: 1000 intervals at level 0.9 for ranks 0.25, 0.5
-// and 0.9 of 500 values; each must contain the quantile the search returns
-// on the exact counts (computed with the test-only noiseless mechanism) in
-// at least 0.9 - 4 sigma = 0.862 of the trials (the interval is conservative:
-// measured coverage is near 1). A correct implementation fails with
-// probability about 3e-5 per rank.
+// TestQuantileCICoverage: 4000 intervals at level 0.9 for ranks 0.1, 0.5
+// and 0.9 of 2000 values spread over many leaves; each must contain the
+// exact quantile of the values (linear interpolation at p(n-1)) in at least
+// 0.88 of the trials (4.2 standard errors below the level: a correct
+// implementation fails with probability about 3e-5 per rank) and at most
+// 0.96: the descent must detect the crossing at every level of the tree, so
+// the interval is conservative (measured 0.93-0.94), but not by much.
 func TestQuantileCICoverage(t *testing.T) {
-	const trials, level = 1000, 0.9
-	q, err := NewQuantiles(QuantilesOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: 0, Upper: 100, TreeHeight: 3, BranchingFactor: 8})
+	const trials, level = 4000, 0.9
+	q, err := NewQuantiles(QuantilesOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: 0, Upper: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := q.Fresh()
-	for _, v := range uniformData(500, 10, 90) {
+	data := uniformData(2000, 10, 90)
+	for _, v := range data {
 		_ = base.Add(v)
 	}
 	s, _ := base.Summary()
-	ranks := []float64{0.25, 0.5, 0.9}
-	exact := noiseless(q.Fresh())
-	_ = exact.Merge(s)
-	want, err := exact.Result(ranks...)
-	if err != nil {
-		t.Fatal(err)
+	sorted := append([]float64(nil), data...)
+	sort.Float64s(sorted)
+	ranks := []float64{0.1, 0.5, 0.9}
+	want := make([]float64, len(ranks))
+	for j, r := range ranks {
+		pos := r * float64(len(sorted)-1)
+		k := int(pos)
+		want[j] = sorted[k] + (pos-float64(k))*(sorted[min(k+1, len(sorted)-1)]-sorted[k])
 	}
 	in := make([]int, len(ranks))
 	width := make([]float64, len(ranks))
@@ -334,12 +341,11 @@ func TestQuantileCICoverage(t *testing.T) {
 			width[j] += hi[j] - lo[j]
 		}
 	}
-	min := level - 4*math.Sqrt(level*(1-level)/trials)
 	for j, r := range ranks {
 		cov := float64(in[j]) / trials
-		t.Logf("rank %v: exact-count quantile %.3f, coverage %.4f at level %.2f, mean width %.3g", r, want[j], cov, level, width[j]/trials)
-		if cov < min {
-			t.Errorf("rank %v: coverage %.4f below %.3f", r, cov, min)
+		t.Logf("rank %v: exact quantile %.3f, coverage %.4f at level %.2f, mean width %.3g", r, want[j], cov, level, width[j]/trials)
+		if cov < level-0.02 || cov > level+0.06 {
+			t.Errorf("rank %v: coverage %.4f, want in [%.2f, %.2f]", r, cov, level-0.02, level+0.06)
 		}
 	}
 }

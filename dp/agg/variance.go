@@ -233,11 +233,11 @@ func (v *BoundedVariance) Result() (float64, error) {
 }
 
 // ResultWithCI returns the noisy variance and an interval that contains the
-// exact clamped (population) variance with probability at least level. The
-// interval is conservative: each of the three noisy parts gets an interval
-// at level^(1/3) (the noises are independent, so all three hold together
-// with probability at least level), and the variance's interval is the range
-// of the formula over that box, clamped into [0, d²]. It takes the result.
+// exact clamped (population) variance with probability level, up to terms
+// of order noise²/count²: it inverts the linearised pivot described in
+// result (see pivot.go), where the range of the formula over the three
+// parts' own intervals covered far more than the level. It takes the
+// result.
 func (v *BoundedVariance) ResultWithCI(level float64) (r, lo, hi float64, err error) {
 	if err := checkLevel("BoundedVariance.ResultWithCI", level); err != nil {
 		return 0, 0, 0, err
@@ -270,48 +270,46 @@ func (v *BoundedVariance) result(fn string, level float64) (r, lo, hi float64, e
 	if level == 0 {
 		return r, 0, 0, nil
 	}
-	part := math.Pow(level, 1.0/3)
-	clo, chi, err := v.countMech.ConfidenceIntervalInt(c, part)
+	// The linearised pivot (see pivot.go), with a = s1/c the plug-in
+	// normalised mean: at the exact variance V, s2 - 2a*s1 - (V - h - a²)*c
+	// is X2 - 2a*X1 - (V - h - a²)*Y for the noises X2, X1, Y of the parts,
+	// plus c*(a - exact mean)², whose expectation, Var(X1 - a*Y)/c, is
+	// subtracted.
+	h := d * d / 2
+	a := s1 / cc
+	bias := (noiseVariance(v.sumMech, false) + a*a*noiseVariance(v.countMech, true)) / cc
+	test := pivotTest{
+		lo: 0,
+		hi: maxVar,
+		pivot: func(V float64) float64 {
+			return s2 - 2*a*s1 - (V-h-a*a)*cc - bias
+		},
+		terms: func(V float64) []noise.Term {
+			return []noise.Term{
+				{Mech: v.sqMch, Coef: 1},
+				{Mech: v.sumMech, Coef: -2 * a},
+				{Mech: v.countMech, Int: true, Coef: -(V - h - a*a)},
+			}
+		},
+	}
+	lo, hi, err = test.interval(r, level)
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
 	}
-	s1lo, s1hi, err := v.sumMech.ConfidenceInterval(s1, part)
-	if err != nil {
-		return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
-	}
-	s2lo, s2hi, err := v.sqMch.ConfidenceInterval(s2, part)
-	if err != nil {
-		return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
-	}
-	lo, hi = varianceRange(math.Max(1, float64(clo)), math.Max(1, float64(chi)), s1lo, s1hi, s2lo, s2hi, d*d/2)
-	return r, clampVar(lo), clampVar(hi), nil
+	return r, lo, hi, nil
 }
 
-// varianceRange returns the range of f(c, s1, s2) = s2/c + h - (s1/c)² over
-// the box c in [clo, chi] (clo >= 1), s1 in [s1lo, s1hi], s2 in [s2lo, s2hi].
-// f increases in s2; in s1 it is largest at the s1 nearest 0 and smallest at
-// the s1 farthest from 0; for fixed s1, s2, g(c) = s2/c - s1²/c² has its only
-// interior critical point at c = 2 s1²/s2, so the extremes over c are at
-// clo, chi or that point.
-func varianceRange(clo, chi, s1lo, s1hi, s2lo, s2hi, h float64) (lo, hi float64) {
-	near := 0.0
-	if s1lo > 0 {
-		near = s1lo
-	} else if s1hi < 0 {
-		near = s1hi
+// noiseVariance returns the variance of the continuous counterpart of a
+// mechanism's noise (float64 values, or int64 with isInt).
+func noiseVariance(m noise.Mechanism, isInt bool) float64 {
+	s := m.Scale()
+	if isInt {
+		s = m.IntScale()
 	}
-	far := math.Max(math.Abs(s1lo), math.Abs(s1hi))
-	eval := func(s1, s2 float64, pick func(a, b float64) float64) float64 {
-		g := func(c float64) float64 { return s2/c - (s1/c)*(s1/c) }
-		best := pick(g(clo), g(chi))
-		if s2 != 0 {
-			if c := 2 * s1 * s1 / s2; c > clo && c < chi {
-				best = pick(best, g(c))
-			}
-		}
-		return best + h
+	if m.Kind() == noise.Laplace {
+		return 2 * s * s
 	}
-	return eval(far, s2lo, math.Min), eval(near, s2hi, math.Max)
+	return s * s
 }
 
 // BoundedStdDev is a differentially private standard deviation: the square

@@ -8,53 +8,72 @@ import (
 )
 
 // TestConfidenceIntervalCoverage runs the release path of a query with confidence_level=0.9
-// many times and measures how often each interval contains the exact (clamped) value. Counts
-// and sums carry one noise each, so their intervals must cover within one percent of 90%;
-// the mean's interval combines two noises conservatively, so it must cover at least 89%.
-// (A count's noise is an integer: with a small scale the coverage of integer intervals
-// moves in steps of several percent, so the count here has a per-unit bound of 10, which
-// makes the scale 30 and the steps small; the unit count is checked to cover at least 89%.)
+// many times and measures how often each interval contains the exact (clamped) value. The
+// count, sum, mean, variance and standard deviation intervals must cover within one percent
+// of 90%: counts and sums carry one noise each, and the others invert a pivot (dp/agg
+// pivot.go). A count's noise is an integer: with a small scale the coverage of integer
+// intervals moves in steps of several percent, so the count here has a per-unit bound of 10,
+// which makes the scale 30 and the steps small, and the unit count (scale 2) is checked to
+// cover at least 89%. The median's interval inverts a rank test in whole leaves of the
+// quantile tree and is conservative; it must cover at least 89% and at most 96%.
 func TestConfidenceIntervalCoverage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("statistical test")
 	}
 	ctx := context.Background()
-	// 400 units, values 0..9: exact count 400, sum 1800, mean 4.5.
-	pr, b := prepare(t, "CREATE TABLE t AS SELECT i AS uid, i % 10 AS v FROM range(400) r(i)",
+	// 1000 units, values (i*7919) % 1000 / 100: exact count 1000, sum 4995, mean 4.995,
+	// population variance 8.332..., median 4.995 (between 4.99 and 5.00).
+	pr, b := prepare(t, "CREATE TABLE t AS SELECT i AS uid, ((i * 7919) % 1000) / 100.0 AS v FROM range(1000) r(i)",
 		`SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-6, kappa=1, confidence_level=0.9)
 		ANON_COUNT(* CLAMPED BETWEEN 0 AND 10) AS n, ANON_SUM(v CLAMPED BETWEEN 0 AND 10) AS s,
-		ANON_AVG(v CLAMPED BETWEEN 0 AND 10) AS m, ANON_COUNT(DISTINCT uid) AS u FROM t`, "uid", "v")
+		ANON_AVG(v CLAMPED BETWEEN 0 AND 10) AS m, ANON_VAR_POP(v CLAMPED BETWEEN 0 AND 10) AS var,
+		ANON_STDDEV_POP(v CLAMPED BETWEEN 0 AND 10) AS sd, ANON_MEDIAN(v CLAMPED BETWEEN 0 AND 10) AS med,
+		ANON_COUNT(DISTINCT uid) AS u FROM t`, "uid", "v")
 	st, err := pr.Stage(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth := []float64{400, 1800, 4.5, 400}
+	variance := 0.0
+	for i := 0; i < 1000; i++ {
+		d := float64((i*7919)%1000)/100 - 4.995
+		variance += d * d / 1000
+	}
+	names := []string{"count", "sum", "mean", "variance", "stddev", "median", "unit count"}
+	truth := []float64{1000, 4995, 4.995, variance, math.Sqrt(variance), 4.995, 1000}
 	const runs = 20000
-	covered := make([]int, 4)
+	covered := make([]int, len(names))
 	for i := 0; i < runs; i++ {
 		res, err := pr.ReleaseRows(ctx, b, st)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Rows) != 1 || len(res.Columns) != 12 {
+		if len(res.Rows) != 1 || len(res.Columns) != 3*len(names) {
 			t.Fatalf("columns %v, %d rows", res.Columns, len(res.Rows))
 		}
 		row := res.Rows[0]
-		for k := 0; k < 4; k++ {
+		for k := range names {
 			lo, hi := toFloat(row[3*k+1]), toFloat(row[3*k+2])
 			if lo <= truth[k] && truth[k] <= hi {
 				covered[k]++
 			}
 		}
 	}
-	for k, name := range []string{"count", "sum", "mean", "unit count"} {
+	for k, name := range names {
 		c := float64(covered[k]) / runs
 		t.Logf("%s: 90%% intervals covered the exact value %.4f of the time", name, c)
-		if k < 2 && math.Abs(c-0.9) > 0.01 {
-			t.Errorf("%s: coverage %.4f, want 0.90 ± 0.01", name, c)
-		}
-		if k >= 2 && c < 0.89 {
-			t.Errorf("%s: coverage %.4f, want at least 0.89", name, c)
+		switch name {
+		case "unit count":
+			if c < 0.89 {
+				t.Errorf("%s: coverage %.4f, want at least 0.89", name, c)
+			}
+		case "median":
+			if c < 0.89 || c > 0.96 {
+				t.Errorf("%s: coverage %.4f, want in [0.89, 0.96]", name, c)
+			}
+		default:
+			if math.Abs(c-0.9) > 0.01 {
+				t.Errorf("%s: coverage %.4f, want 0.90 ± 0.01", name, c)
+			}
 		}
 	}
 }

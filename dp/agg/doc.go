@@ -61,6 +61,17 @@
 // partition instead of calling the constructor each time. Accumulators are
 // not safe for concurrent use.
 //
+// # Confidence intervals
+//
+// ResultWithCI(level) is post-processing of the released values and the
+// noise parameters (no budget). Counts and sums: the noise distribution's own
+// interval (coverage >= level). Mean, variance and standard deviation: test
+// inversion of an exact (mean) or linearised (variance) pivot, pivot.go,
+// whose coverage is the level within a fraction of a percent. Quantiles: a
+// rank test on the noisy tree, quantile_ci.go, conservative by a few percent.
+// All of them contain the released value. docs/aggregations.md has the
+// measured coverage.
+//
 // # Out of scope
 //
 // Choosing bounds: the caller passes them, or runs ApproxBounds first with

@@ -1,6 +1,10 @@
 package agg
 
-import "github.com/dpsql/dpsql/dp/noise"
+import (
+	"fmt"
+
+	"github.com/dpsql/dpsql/dp/noise"
+)
 
 // The quantile's confidence interval inverts a rank test on the noisy tree.
 //
@@ -80,7 +84,7 @@ func (r *rankTest) within(b boundary, x float64) (bool, error) {
 	}
 	tail, err := noise.CombinationTail(r.terms(b), x)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("agg: quantile interval: %w", err)
 	}
 	return tail >= (1-r.level)/2, nil
 }

@@ -248,7 +248,7 @@ func (q *Quantiles) result(fn string, level float64, ranks []float64) (values, l
 	for i, r := range ranks {
 		l, h, err := q.tree.rankInterval(r, level, q.lower, q.upper, q.mech, noisy)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("agg: %s: %w", fn, err)
+			return nil, nil, nil, err // noisy's errors, and within's, name their origin
 		}
 		lo[i], hi[i] = math.Min(clamp(l), values[i]), math.Max(clamp(h), values[i])
 	}

@@ -235,7 +235,7 @@ func (q *Quantiles) result(fn string, level float64, ranks []float64) (values, l
 	clamp := func(v float64) float64 { return math.Min(math.Max(v, q.lower), q.upper) } // interpolation rounding
 	values = make([]float64, len(ranks))
 	for i, r := range ranks {
-		v, err := q.tree.search(r, q.lower, q.upper, noisy)
+		v, err := q.tree.search(r, q.lower, q.upper, q.mech.Scale(), noisy)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -178,6 +178,45 @@ func TestQuantileAccuracy(t *testing.T) {
 	}
 }
 
+// TestQuantileLargeGroupAccuracy: in a large group a first-level child can
+// hold a real share of the values that is still below Google's relative cut
+// (0.5% of its siblings' total); the search must not drop it. 200 values in
+// [0, 62) (all in the first child of [0, 1000], 0.4% of 50 000) and 49 800
+// spread evenly over [100, 900]: the 10th percentile is 177.1; dropping the
+// child (as the relative cut alone did) moves it to 180.0 in every trial.
+// The noise (Laplace of scale 4 per node) moves it by about 0.25 (standard
+// deviation; largest of 3000 trials 0.96), so at least 99% of 300 trials
+// must be within 1.5 of the truth.
+func TestQuantileLargeGroupAccuracy(t *testing.T) {
+	q, err := NewQuantiles(QuantilesOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: 0, Upper: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := q.Fresh()
+	for i := 0; i < 200; i++ {
+		_ = base.Add(62 * float64(i) / 200)
+	}
+	const spread = 49800
+	for i := 0; i < spread; i++ {
+		_ = base.Add(100 + 800*(float64(i)+0.5)/spread)
+	}
+	s, _ := base.Summary()
+	want := 100 + 800*(5000-200)/float64(spread)
+	const trials = 300
+	ok, worst := countWithin(t, trials, want, 1.5, func() (float64, error) {
+		a := q.Fresh()
+		if err := a.Merge(s); err != nil {
+			return 0, err
+		}
+		got, err := a.Result(0.1)
+		if err != nil {
+			return 0, err
+		}
+		return got[0], nil
+	})
+	requireRate(t, "10th percentile of 50 000 values with a thin first child", ok, trials, worst)
+}
+
 // coverage returns the fraction of trials whose interval contains want.
 func coverage(t *testing.T, trials int, want float64, ci func() (lo, hi float64, err error)) (float64, float64) {
 	t.Helper()
@@ -346,6 +385,78 @@ func TestQuantileCICoverage(t *testing.T) {
 		t.Logf("rank %v: exact quantile %.3f, coverage %.4f at level %.2f, mean width %.3g", r, want[j], cov, level, width[j]/trials)
 		if cov < level-0.02 || cov > level+0.06 {
 			t.Errorf("rank %v: coverage %.4f, want in [%.2f, %.2f]", r, cov, level-0.02, level+0.06)
+		}
+	}
+}
+
+// TestQuantileCICoverageShapes: the quantile interval must not cover less
+// than its level on data unlike TestQuantileCICoverage's: integer values
+// (atoms), a long right tail, a small group and two modes with the median
+// in the gap between them. 1000 intervals at level 0.9 per shape, each for
+// ranks 0.1, 0.5 and 0.9 against the exact quantile (linear interpolation
+// at p(n-1)); each coverage must be at least 0.862 (4 standard errors
+// below the level). Measured 0.904-0.971: the interval is conservative (see
+// docs/aggregations.md, Not done); a parametric-bootstrap interval tried in
+// its place covered 0.68 on the integer data and fails here.
+func TestQuantileCICoverageShapes(t *testing.T) {
+	const trials, level = 1000, 0.9
+	r := rand.New(rand.NewPCG(5, 6))
+	shape := func(n int, draw func() float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = math.Min(math.Max(draw(), 0), 100)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		data []float64
+	}{
+		{"integers", shape(2000, func() float64 { return math.Round(50 + 10*r.NormFloat64()) })},
+		{"exponential", shape(2000, func() float64 { return 5 * r.ExpFloat64() })},
+		{"200 normal", shape(200, func() float64 { return 50 + 10*r.NormFloat64() })},
+		{"bimodal", shape(2000, func() float64 {
+			if r.Float64() < 0.5 {
+				return 20 + r.NormFloat64()
+			}
+			return 80 + r.NormFloat64()
+		})},
+	} {
+		q, err := NewQuantiles(QuantilesOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: 0, Upper: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := q.Fresh()
+		for _, v := range c.data {
+			_ = base.Add(v)
+		}
+		s, _ := base.Summary()
+		sorted := append([]float64(nil), c.data...)
+		sort.Float64s(sorted)
+		ranks := []float64{0.1, 0.5, 0.9}
+		in := make([]int, len(ranks))
+		for i := 0; i < trials; i++ {
+			a := q.Fresh()
+			_ = a.Merge(s)
+			_, lo, hi, err := a.ResultWithCI(level, ranks...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, p := range ranks {
+				pos := p * float64(len(sorted)-1)
+				k := int(pos)
+				want := sorted[k] + (pos-float64(k))*(sorted[min(k+1, len(sorted)-1)]-sorted[k])
+				if lo[j] <= want && want <= hi[j] {
+					in[j]++
+				}
+			}
+		}
+		for j, p := range ranks {
+			cov := float64(in[j]) / trials
+			t.Logf("%s, rank %v: coverage %.3f at level %.2f", c.name, p, cov, level)
+			if cov < 0.862 {
+				t.Errorf("%s, rank %v: coverage %.3f below 0.862", c.name, p, cov)
+			}
 		}
 	}
 }

@@ -339,7 +339,7 @@ func TestConfidenceIntervalCoverage(t *testing.T) {
 // 0.88 of the trials (4.2 standard errors below the level: a correct
 // implementation fails with probability about 3e-5 per rank) and at most
 // 0.96: the descent must detect the crossing at every level of the tree, so
-// the interval is conservative (measured 0.93-0.94), but not by much.
+// the interval is conservative (measured 0.93-0.95), but not by much.
 func TestQuantileCICoverage(t *testing.T) {
 	const trials, level = 4000, 0.9
 	q, err := NewQuantiles(QuantilesOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: 0, Upper: 100})

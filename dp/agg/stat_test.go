@@ -346,21 +346,8 @@ func TestQuantileCICoverage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := q.Fresh()
-	data := uniformData(2000, 10, 90)
-	for _, v := range data {
-		_ = base.Add(v)
-	}
-	s, _ := base.Summary()
-	sorted := append([]float64(nil), data...)
-	sort.Float64s(sorted)
 	ranks := []float64{0.1, 0.5, 0.9}
-	want := make([]float64, len(ranks))
-	for j, r := range ranks {
-		pos := r * float64(len(sorted)-1)
-		k := int(pos)
-		want[j] = sorted[k] + (pos-float64(k))*(sorted[min(k+1, len(sorted)-1)]-sorted[k])
-	}
+	s, want := quantileCase(q, uniformData(2000, 10, 90), ranks)
 	in := make([]int, len(ranks))
 	width := make([]float64, len(ranks))
 	for i := 0; i < trials; i++ {
@@ -387,6 +374,25 @@ func TestQuantileCICoverage(t *testing.T) {
 			t.Errorf("rank %v: coverage %.4f, want in [%.2f, %.2f]", r, cov, level-0.02, level+0.06)
 		}
 	}
+}
+
+// quantileCase returns the summary of data for q's options and the exact
+// quantiles of data at ranks (linear interpolation at p(n-1)).
+func quantileCase(q *Quantiles, data, ranks []float64) (QuantileSummary, []float64) {
+	base := q.Fresh()
+	for _, v := range data {
+		_ = base.Add(v)
+	}
+	s, _ := base.Summary()
+	sorted := append([]float64(nil), data...)
+	sort.Float64s(sorted)
+	want := make([]float64, len(ranks))
+	for j, p := range ranks {
+		pos := p * float64(len(sorted)-1)
+		k := int(pos)
+		want[j] = sorted[k] + (pos-float64(k))*(sorted[min(k+1, len(sorted)-1)]-sorted[k])
+	}
+	return s, want
 }
 
 // TestQuantileCICoverageShapes: the quantile interval must not cover less
@@ -426,14 +432,8 @@ func TestQuantileCICoverageShapes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		base := q.Fresh()
-		for _, v := range c.data {
-			_ = base.Add(v)
-		}
-		s, _ := base.Summary()
-		sorted := append([]float64(nil), c.data...)
-		sort.Float64s(sorted)
 		ranks := []float64{0.1, 0.5, 0.9}
+		s, want := quantileCase(q, c.data, ranks)
 		in := make([]int, len(ranks))
 		for i := 0; i < trials; i++ {
 			a := q.Fresh()
@@ -442,11 +442,8 @@ func TestQuantileCICoverageShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for j, p := range ranks {
-				pos := p * float64(len(sorted)-1)
-				k := int(pos)
-				want := sorted[k] + (pos-float64(k))*(sorted[min(k+1, len(sorted)-1)]-sorted[k])
-				if lo[j] <= want && want <= hi[j] {
+			for j := range ranks {
+				if lo[j] <= want[j] && want[j] <= hi[j] {
 					in[j]++
 				}
 			}

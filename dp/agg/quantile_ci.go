@@ -2,6 +2,7 @@ package agg
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/dpsql/dpsql/dp/noise"
 )
@@ -15,24 +16,31 @@ import (
 // statistic R(j) = C'(j) - p N' is C(j) - p N plus a known linear
 // combination Z(j) of the nodes' noises (coefficient 1 - p for a first-level
 // node in the tiling, -p for the other first-level nodes, 1 for deeper tiling
-// nodes). The exact quantile at rank p lies in a leaf k with C(k) <= p N <=
-// C(k+1), so there R(k) <= Z(k) and R(k+1) >= Z(k+1): the leaf is accepted
-// unless R(k) is above the upper (1 - level)/2 tail of Z(k) or R(k+1) below
-// the lower tail of Z(k+1), which happens with probability at most 1 - level
-// (about that when the data are dense around the quantile). The interval
-// runs from the leaf before the first boundary whose R is not too low to the
-// leaf before the first boundary whose R is too high. Both are found by a
-// descent like the search's, choosing at each level among the boundaries of
-// the current node's children (R is monotone up to noise). The descent must
-// see each crossing at every level of the tree, where a boundary that the
-// exact quantile is near may be read through a coarser tiling, so the
-// interval is conservative: a 90% interval covered 0.90-0.98 of the time
-// (TestQuantileCICoverage, TestQuantileCICoverageShapes; the most on
-// integer-valued data and in very large groups, where many leaf boundaries
-// near the quantile hold the same count), where the interval it replaced (Google's:
-// every count a search reads at level^(1/(branching*height))) covered nearly
-// always and was 5 to 9 times as wide. It is widened to contain the released
-// value.
+// nodes). Inside a node the statistic is continued (inside): the node's own
+// noisy count spread over its width by its children's noisy counts, linearly
+// within each child, so that R is continuous from one end of the node to the
+// other and its noise is still a known combination. At the exact quantile q,
+// C(q) = p N up to one value. The lower end is where R stops being too low
+// (below the lower (1 - level)/2 tail of Z), the upper end where it becomes
+// too high; where R is monotone, "the lower end is above q" is exactly "R(q)
+// is too low", so the interval covers at its level when the values are
+// spread evenly inside the children around q.
+//
+// Both ends are found by a descent: at each node, the child in which the
+// crossing lies is chosen by testing its children's end boundaries. The
+// descent reads that child's own children one by one only if one of them is
+// a step the test can see (lumpy: a child holding 2 standard deviations of
+// the test's noise, or one departing from a straight line through its
+// siblings by 4 of one node's noise, as an atom of a repeated value does);
+// otherwise it places the crossing inside the child by bisection. Reading
+// children that the noise cannot tell apart one by one ends the interval at
+// the first of many boundaries that pass, and the interval this one
+// replaced, which did that down to the leaves, covered 0.92-0.98 at 0.9.
+// Measured at 0.9 (TestQuantileCICoverage, TestQuantileCICoverageShapes and
+// a wider sweep in docs/aggregations.md): 0.89-0.93 on continuous data, more
+// on integer data, whose atoms make the exact quantile a step of the CDF,
+// and 30% narrower than the interval it replaced. Ends are rounded out to
+// whole leaves, and the interval is widened to contain the released value.
 
 // rankTest evaluates the two one-sided tests at leaf boundaries.
 type rankTest struct {
@@ -51,6 +59,12 @@ type boundary struct {
 	count float64
 	digit int        // how many first-level nodes the tiling holds
 	deep  []treeNode // the tiling's deeper nodes
+	// For a point inside a node (see inside): the weight frac of that node's
+	// own noisy count (firstLevel: it is a first-level node) and the
+	// coefficients of its children's noises in the mass before the point.
+	frac       float64
+	firstLevel bool
+	weights    []float64
 }
 
 // terms returns Z's noise terms at the boundary.
@@ -61,12 +75,38 @@ func (r *rankTest) terms(b boundary) []noise.Term {
 		if i < b.digit {
 			c += 1
 		}
+		if b.firstLevel && i == b.digit {
+			c += b.frac
+		}
 		out = append(out, noise.Term{Mech: r.mech, Coef: c})
 	}
 	for range b.deep {
 		out = append(out, noise.Term{Mech: r.mech, Coef: 1})
 	}
+	if b.frac != 0 && !b.firstLevel {
+		out = append(out, noise.Term{Mech: r.mech, Coef: b.frac})
+	}
+	for _, w := range b.weights {
+		out = append(out, noise.Term{Mech: r.mech, Coef: w})
+	}
 	return out
+}
+
+// noiseSD returns the standard deviation of Z at a boundary.
+func (r *rankTest) noiseSD(b boundary) float64 {
+	v := 0.0
+	for _, term := range r.terms(b) {
+		v += term.Coef * term.Coef
+	}
+	return math.Sqrt(v) * r.nodeSD()
+}
+
+// nodeSD returns the standard deviation of one node's noise.
+func (r *rankTest) nodeSD() float64 {
+	if r.mech.Kind() == noise.Laplace {
+		return math.Sqrt2 * r.mech.Scale()
+	}
+	return r.mech.Scale()
 }
 
 // notTooLow reports whether R at the boundary is not below the lower tail of
@@ -117,57 +157,153 @@ func (r *rankTest) children(n treeNode, start boundary) ([]boundary, error) {
 	return out, nil
 }
 
-// lowest returns the lower end: the left edge of the leaf before the first
-// boundary whose R is not too low.
+// lowest returns the lower end: the left edge of the leaf where R stops
+// being too low.
 func (r *rankTest) lowest(lower, upper float64) (float64, error) {
 	if ok, err := r.notTooLow(boundary{}); err != nil || ok {
 		return lower, err
 	}
-	leaf, err := r.descend(r.notTooLow)
-	lo, _ := r.t.nodeRange(leaf, lower, upper)
-	return lo, err
+	v, err := r.descend(r.notTooLow, lower, upper)
+	return r.t.leafFloor(v, lower, upper), err
 }
 
-// highest returns the upper end: the right edge of the leaf before the first
-// boundary whose R is too high.
+// highest returns the upper end: the right edge of the leaf where R becomes
+// too high.
 func (r *rankTest) highest(lower, upper float64) (float64, error) {
 	whole := boundary{count: r.total, digit: len(r.first)}
 	if ok, err := r.notTooHigh(whole); err != nil || ok {
 		return upper, err
 	}
-	leaf, err := r.descend(func(b boundary) (bool, error) {
+	v, err := r.descend(func(b boundary) (bool, error) {
 		ok, err := r.notTooHigh(b)
 		return !ok, err
-	})
-	_, hi := r.t.nodeRange(leaf, lower, upper)
-	return hi, err
+	}, lower, upper)
+	return r.t.leafCeil(v, lower, upper), err
 }
 
-// descend walks from the root to the leaf before the first boundary where
-// stop holds: at each node, into the child before the first of its
-// children's end boundaries where stop holds (the last child if none does).
-func (r *rankTest) descend(stop func(boundary) (bool, error)) (treeNode, error) {
+// descend walks from the root to the point where stop starts to hold: at
+// each node, into the child before the first of its children's end
+// boundaries where stop holds (the last child if none does). It reads that
+// child's children one by one only if they are lumpy; otherwise the test
+// cannot tell their boundaries apart, reading them one by one would end the
+// interval at the first of many that pass (conservative), and the point is
+// placed inside the child (see inside). A leaf is returned by its middle.
+func (r *rankTest) descend(stop func(boundary) (bool, error), lower, upper float64) (float64, error) {
 	cur, start := treeNode{0, 0}, boundary{}
-	for cur.level < r.t.height {
-		bs, err := r.children(cur, start)
-		if err != nil {
-			return cur, err
-		}
-		t := r.t.branching
-		for i := 1; i <= r.t.branching; i++ {
+	bs, err := r.children(cur, start)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		b := r.t.branching
+		t := b
+		for i := 1; i <= b; i++ {
 			ok, err := stop(bs[i])
 			if err != nil {
-				return cur, err
+				return 0, err
 			}
 			if ok {
 				t = i
 				break
 			}
 		}
-		cur = treeNode{cur.level + 1, cur.index*int64(r.t.branching) + int64(t-1)}
-		start = bs[t-1]
+		child := treeNode{cur.level + 1, cur.index*int64(b) + int64(t-1)}
+		if child.level == r.t.height {
+			a, z := r.t.nodeRange(child, lower, upper)
+			return (a + z) / 2, nil
+		}
+		inner, err := r.children(child, bs[t-1])
+		if err != nil {
+			return 0, err
+		}
+		if !r.lumpy(inner) {
+			return r.inside(child, bs[t].count-bs[t-1].count, inner, stop, lower, upper)
+		}
+		cur, bs = child, inner
 	}
-	return cur, nil
+}
+
+// lumpy reports whether the children (boundaries bs) must be read one by
+// one because inside would misplace the crossing: one of them holds at
+// least insideCut standard deviations of the test's noise (its values'
+// spread inside it could matter), or one departs from the least-squares
+// line through their counts by at least lumpCut standard deviations of one
+// node's noise, as an atom (a value many rows share) does.
+func (r *rankTest) lumpy(bs []boundary) bool {
+	k := len(bs) - 1
+	sd := r.noiseSD(bs[k/2])
+	mean, S, slope := 0.0, 0.0, 0.0
+	for i := 0; i < k; i++ {
+		c := bs[i+1].count - bs[i].count
+		if c >= insideCut*sd {
+			return true
+		}
+		u := (float64(i)+0.5)/float64(k) - 0.5
+		mean += c / float64(k)
+		S += u * u
+		slope += u * c
+	}
+	slope /= S
+	for i := 0; i < k; i++ {
+		u := (float64(i)+0.5)/float64(k) - 0.5
+		if math.Abs(bs[i+1].count-bs[i].count-mean-slope*u) >= lumpCut*r.nodeSD() {
+			return true
+		}
+	}
+	return false
+}
+
+// insideCut and lumpCut: see lumpy.
+const (
+	insideCut = 2
+	lumpCut   = 4
+)
+
+// inside places the crossing inside node n, whose noisy count is c and
+// whose children's boundaries are bs. At a fraction f of n's width, inside
+// child m at a fraction l of its width (f = (m + l)/k), the mass before the
+// point is taken as f c' plus the children's departure from an even spread,
+// sum_{i<m} c'_i + l c'_m - f sum_i c'_i: so R is continuous from one end
+// of n to the other (n's own count gives its total, as at the parent's
+// boundaries), follows the children's counts in between, and its noise is
+// Z(start) + f e_n + sum_i (1[i<m] + l 1[i=m] - f) e_i, a known
+// combination. It is exact when the values are spread evenly inside each
+// child; stop is found to switch from false to true by bisection on f.
+func (r *rankTest) inside(n treeNode, c float64, bs []boundary, stop func(boundary) (bool, error), lower, upper float64) (float64, error) {
+	k := len(bs) - 1
+	all := bs[k].count - bs[0].count
+	at := func(f float64) boundary {
+		s := bs[0]
+		m := min(int(f*float64(k)), k-1)
+		l := f*float64(k) - float64(m)
+		w := make([]float64, k)
+		for i := range w {
+			w[i] = -f
+			if i < m {
+				w[i]++
+			} else if i == m {
+				w[i] += l
+			}
+		}
+		count := s.count + f*c + (bs[m].count - s.count) + l*(bs[m+1].count-bs[m].count) - f*all
+		return boundary{count: count, digit: s.digit, deep: s.deep,
+			frac: f, firstLevel: n.level == 1, weights: w}
+	}
+	lo, hi := 0.0, 1.0
+	for i := 0; i < 30; i++ {
+		mid := (lo + hi) / 2
+		ok, err := stop(at(mid))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	a, z := r.t.nodeRange(n, lower, upper)
+	return a + (z-a)*(lo+hi)/2, nil
 }
 
 // rankInterval returns the interval of the quantile at rank for the noisy

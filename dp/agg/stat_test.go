@@ -336,10 +336,9 @@ func TestConfidenceIntervalCoverage(t *testing.T) {
 // TestQuantileCICoverage: 4000 intervals at level 0.9 for ranks 0.1, 0.5
 // and 0.9 of 2000 values spread over many leaves; each must contain the
 // exact quantile of the values (linear interpolation at p(n-1)) in at least
-// 0.88 of the trials (4.2 standard errors below the level: a correct
-// implementation fails with probability about 3e-5 per rank) and at most
-// 0.96: the descent must detect the crossing at every level of the tree, so
-// the interval is conservative (measured 0.93-0.95), but not by much.
+// 0.875 of the trials (5.3 standard errors below the level) and at most 0.93
+// (the interval this one replaced, conservative by construction, covered
+// 0.93-0.95 here and fails that). Measured 0.894, 0.898, 0.890.
 func TestQuantileCICoverage(t *testing.T) {
 	const trials, level = 4000, 0.9
 	q, err := NewQuantiles(QuantilesOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: 0, Upper: 100})
@@ -370,8 +369,8 @@ func TestQuantileCICoverage(t *testing.T) {
 	for j, r := range ranks {
 		cov := float64(in[j]) / trials
 		t.Logf("rank %v: exact quantile %.3f, coverage %.4f at level %.2f, mean width %.3g", r, want[j], cov, level, width[j]/trials)
-		if cov < level-0.02 || cov > level+0.06 {
-			t.Errorf("rank %v: coverage %.4f, want in [%.2f, %.2f]", r, cov, level-0.02, level+0.06)
+		if cov < level-0.025 || cov > level+0.03 {
+			t.Errorf("rank %v: coverage %.4f, want in [%.3f, %.2f]", r, cov, level-0.025, level+0.03)
 		}
 	}
 }
@@ -401,9 +400,11 @@ func quantileCase(q *Quantiles, data, ranks []float64) (QuantileSummary, []float
 // in the gap between them. 1000 intervals at level 0.9 per shape, each for
 // ranks 0.1, 0.5 and 0.9 against the exact quantile (linear interpolation
 // at p(n-1)); each coverage must be at least 0.862 (4 standard errors
-// below the level). Measured 0.904-0.971: the interval is conservative (see
-// docs/aggregations.md, Not done); a parametric-bootstrap interval tried in
-// its place covered 0.68 on the integer data and fails here.
+// below the level). Measured 0.906-0.961: close to the level on the
+// continuous shapes (0.908-0.922), more on the integers, where an atom makes
+// the exact quantile a whole step of the CDF. Intervals that assume an even
+// spread across an atom fail here (one tried covered 0.43 on the integers;
+// see docs/aggregations.md).
 func TestQuantileCICoverageShapes(t *testing.T) {
 	const trials, level = 1000, 0.9
 	r := rand.New(rand.NewPCG(5, 6))

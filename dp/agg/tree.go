@@ -219,3 +219,14 @@ func leafIndex(v, lower, upper float64, numLeaves int64) int64 {
 	}
 	return i
 }
+
+// leafFloor and leafCeil round a value out to the edges of its leaf.
+func (t *countTree) leafFloor(v, lower, upper float64) float64 {
+	lo, _ := t.nodeRange(treeNode{t.height, leafIndex(v, lower, upper, t.numLeaves)}, lower, upper)
+	return lo
+}
+
+func (t *countTree) leafCeil(v, lower, upper float64) float64 {
+	_, hi := t.nodeRange(treeNode{t.height, leafIndex(v, lower, upper, t.numLeaves)}, lower, upper)
+	return hi
+}

@@ -1,36 +1,26 @@
 package selection
 
 import (
-	"encoding/binary"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/dpsql/dpsql/dp/internal/dptest"
-	"github.com/dpsql/dpsql/dp/internal/securerand"
 )
-
-func seeded(t testing.TB, seed uint64) *securerand.Source {
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:], seed)
-	copy(key[8:], t.Name())
-	return securerand.NewFromReader(rand.NewChaCha8(key))
-}
 
 // strategies builds every noisy rule over a seeded source.
 func strategies(t *testing.T, p Params) []Strategy {
 	t.Helper()
-	lap, err := newLaplaceThreshold(p, LaplaceTau(p.Epsilon, p.Delta, p.L0), seeded(t, 1))
+	lap, err := newLaplaceThreshold(p, LaplaceTau(p.Epsilon, p.Delta, p.L0), dptest.Seeded(t, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gau, err := newGaussianThreshold(p, seeded(t, 2))
+	gau, err := newGaussianThreshold(p, dptest.Seeded(t, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	geo, err := newTruncatedGeometric(p, seeded(t, 3))
+	geo, err := newTruncatedGeometric(p, dptest.Seeded(t, 3))
 	if err != nil {
 		t.Fatal(err)
 	}

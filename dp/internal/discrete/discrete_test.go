@@ -1,21 +1,13 @@
 package discrete
 
 import (
-	"encoding/binary"
 	"math"
 	"math/big"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dpsql/dpsql/dp/internal/securerand"
+	"github.com/dpsql/dpsql/dp/internal/dptest"
 )
-
-func seeded(t testing.TB, seed uint64) *securerand.Source {
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:], seed)
-	copy(key[8:], t.Name())
-	return securerand.NewFromReader(rand.NewChaCha8(key))
-}
 
 // chiSquare compares observed counts of integer values with the expected
 // probabilities pmf(y), pooling the tails (values with expected count < 20)
@@ -71,7 +63,7 @@ func TestLaplaceExactDistribution(t *testing.T) {
 	const n = 400000
 	for i, scale := range []Rational{{Num: 1, DenExp: 0}, {Num: 3, DenExp: 0}, {Num: 5, DenExp: 1}, {Num: 1 << 20, DenExp: 20}, {Num: 7, DenExp: 3}} {
 		d := Laplace{Scale: scale}
-		src := seeded(t, uint64(i))
+		src := dptest.Seeded(t, uint64(i))
 		counts := map[int64]int{}
 		var sum, sum2 float64
 		for j := 0; j < n; j++ {
@@ -110,7 +102,7 @@ func TestGaussianExactDistribution(t *testing.T) {
 	const n = 400000
 	for i, sigma := range []Rational{{Num: 1, DenExp: 1}, {Num: 1, DenExp: 0}, {Num: 3, DenExp: 0}, {Num: 41, DenExp: 3}, {Num: 10 << 30, DenExp: 30}} {
 		d := Gaussian{Sigma: sigma}
-		src := seeded(t, uint64(10+i))
+		src := dptest.Seeded(t, uint64(10+i))
 		counts := map[int64]int{}
 		var sum, sum2 float64
 		for j := 0; j < n; j++ {
@@ -151,7 +143,7 @@ func TestGaussianExactDistribution(t *testing.T) {
 // including the big-integer path, within 6 standard errors.
 func TestBernoulliExp(t *testing.T) {
 	const n = 200000
-	src := seeded(t, 1)
+	src := dptest.Seeded(t, 1)
 	for _, c := range []struct{ num, den uint64 }{{0, 1}, {1, 3}, {1, 1}, {5, 2}, {7, 1}, {1 << 62, 1 << 61}} {
 		hits := 0
 		for i := 0; i < n; i++ {
@@ -177,7 +169,7 @@ func TestBernoulliExp(t *testing.T) {
 
 func TestBernoulliFloat(t *testing.T) {
 	const n = 200000
-	src := seeded(t, 2)
+	src := dptest.Seeded(t, 2)
 	for _, p := range []float64{0, 1e-300, 0.25, 1.0 / 3, 0.999, 1, 2, math.NaN()} {
 		hits := 0
 		for i := 0; i < n; i++ {

@@ -1,11 +1,15 @@
 package dptest
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dpsql/dpsql/dp/internal/securerand"
 )
 
 // Histogram counts samples rounded to a granularity.
@@ -165,4 +169,13 @@ func DataDir(t testing.TB) string {
 		t.Skipf("statistical test cases not found at %s (%v); they ship with CI", dir, err)
 	}
 	return dir
+}
+
+// Seeded returns a reproducible randomness source for a test: ChaCha8 keyed
+// by seed and the test's name, so that two tests never share a stream.
+func Seeded(t testing.TB, seed uint64) *securerand.Source {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:], seed)
+	copy(key[8:], t.Name())
+	return securerand.NewFromReader(rand.NewChaCha8(key))
 }

@@ -78,10 +78,7 @@ func BenchmarkMerge(b *testing.B) {
 // statistical tests, and of one released partition.
 func BenchmarkResult(b *testing.B) {
 	for _, kind := range []noise.Kind{noise.Laplace, noise.Gaussian} {
-		delta := 0.0
-		if kind == noise.Gaussian {
-			delta = 1e-5
-		}
+		delta := benchDelta(kind)
 		s, _ := NewBoundedSum(SumOptions{Epsilon: 1, Delta: delta, MaxPartitionsContributed: 1, Lower: 0, Upper: 1, NoiseKind: kind})
 		b.Run("BoundedSum/"+kind.String(), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
@@ -129,6 +126,33 @@ func BenchmarkResult(b *testing.B) {
 			_, _ = NewBoundedSum(SumOptions{Epsilon: 1, Delta: 1e-5, MaxPartitionsContributed: 1, Lower: 0, Upper: 1, NoiseKind: noise.Gaussian})
 		}
 	})
+}
+
+// benchDelta is the delta the benchmarks use with a noise kind: 1e-5 for
+// Gaussian noise, 0 for Laplace.
+func benchDelta(kind noise.Kind) float64 {
+	if kind == noise.Gaussian {
+		return 1e-5
+	}
+	return 0
+}
+
+// BenchmarkQuantileInterval measures ResultWithCI for the median of 2000
+// values (uniform on [10, 90], default tree on [0, 100]): the search and
+// the rank test's two descents.
+func BenchmarkQuantileInterval(b *testing.B) {
+	for _, kind := range []noise.Kind{noise.Laplace, noise.Gaussian} {
+		delta := benchDelta(kind)
+		q, _ := NewQuantiles(QuantilesOptions{Epsilon: 1, Delta: delta, MaxPartitionsContributed: 1, Lower: 0, Upper: 100, NoiseKind: kind})
+		s, _ := quantileCase(q, uniformData(2000, 10, 90), []float64{0.5})
+		b.Run("Median/"+kind.String(), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				a := q.Fresh()
+				_ = a.Merge(s)
+				_, _, _, _ = a.ResultWithCI(0.9, 0.5)
+			}
+		})
+	}
 }
 
 // BenchmarkMillionAdds measures one million updates per op (ms/op is the

@@ -15,8 +15,8 @@ import (
 // intervals moves in steps of several percent, so the count here has a per-unit bound of 10,
 // which makes the scale 30 and the steps small, and the unit count (scale 2) is checked to
 // cover at least 89%. The median's interval inverts a rank test on the quantile tree
-// (dp/agg quantile_ci.go), close to its level on continuous data (measured 0.908 here); it
-// must cover at least 88.5% and at most 93%.
+// (dp/agg quantile_ci.go), close to its level on continuous data (measured 0.904 here; 0.908
+// with the previous version of the test); it must cover at least 88.5% and at most 92%.
 func TestConfidenceIntervalCoverage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("statistical test")
@@ -68,8 +68,8 @@ func TestConfidenceIntervalCoverage(t *testing.T) {
 				t.Errorf("%s: coverage %.4f, want at least 0.89", name, c)
 			}
 		case "median":
-			if c < 0.885 || c > 0.93 {
-				t.Errorf("%s: coverage %.4f, want in [0.885, 0.93]", name, c)
+			if c < 0.885 || c > 0.92 {
+				t.Errorf("%s: coverage %.4f, want in [0.885, 0.92]", name, c)
 			}
 		default:
 			if math.Abs(c-0.9) > 0.01 {

@@ -52,17 +52,21 @@ func runEngineBench(b *testing.B, db *dpsql.DB) {
 }
 
 func BenchmarkEngineDuckDB(b *testing.B) {
+	n := benchRows()
+	benchDuckDB(b, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
+		SELECT i %% %d AS uid, CAST(hash(i) %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
+		SET BUDGET UNLIMITED`, n/10, n))
+}
+
+// benchDuckDB runs the engine benchmarks on an embedded DuckDB set up by setup.
+func benchDuckDB(b *testing.B, setup string) {
 	ctx := context.Background()
 	db, err := dpsql.Open(ctx, dpsql.Config{Owner: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	n := benchRows()
-	_, err = db.Exec(ctx, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
-		SELECT i %% %d AS uid, CAST(hash(i) %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
-		SET BUDGET UNLIMITED`, n/10, n))
-	if err != nil {
+	if _, err := db.Exec(ctx, setup); err != nil {
 		b.Fatal(err)
 	}
 	runEngineBench(b, db)
@@ -71,20 +75,10 @@ func BenchmarkEngineDuckDB(b *testing.B) {
 // BenchmarkEngineDuckDBEasy is the easy shape: each user's 10 rows fall in at most 2 keys,
 // so no user exceeds kappa and contribution bounding removes nothing.
 func BenchmarkEngineDuckDBEasy(b *testing.B) {
-	ctx := context.Background()
-	db, err := dpsql.Open(ctx, dpsql.Config{Owner: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	n := benchRows()
-	_, err = db.Exec(ctx, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
+	benchDuckDB(b, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
 		SELECT i %% %d AS uid, CAST(hash(i %% %d, i %% 2) %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
 		SET BUDGET UNLIMITED`, n/10, n/10, n))
-	if err != nil {
-		b.Fatal(err)
-	}
-	runEngineBench(b, db)
 }
 
 func BenchmarkEnginePostgres(b *testing.B) {

@@ -191,13 +191,7 @@ func writeRows(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []str
 			cols = append(cols, fmt.Sprintf("%s AS _dp_v%d", v, j))
 		}
 	}
-	b.WriteString("_dp_rows AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM ")
-	for i, t := range q.From {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(pr(t))
-	}
+	b.WriteString("_dp_rows AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + printList(pr, q.From))
 	b.WriteString("\n  WHERE ")
 	if q.Where != nil {
 		b.WriteString("(" + pr(q.Where) + ") AND ")

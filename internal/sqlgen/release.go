@@ -20,14 +20,7 @@ func Probe(q *analyzer.Query, d backend.Dialect) string {
 	pr := func(n ast.Node) string { return PrintData(d, n) }
 	var b strings.Builder
 	if len(q.With) > 0 {
-		b.WriteString("WITH ")
-		for i, cte := range q.With {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(pr(cte))
-		}
-		b.WriteString(" ")
+		b.WriteString("WITH " + printList(pr, q.With) + " ")
 	}
 	var cols []string
 	for i, k := range q.Keys {
@@ -40,15 +33,17 @@ func Probe(q *analyzer.Query, d backend.Dialect) string {
 			cols = append(cols, fmt.Sprintf("1 AS _dp_v%d", j))
 		}
 	}
-	b.WriteString("SELECT " + strings.Join(cols, ", ") + " FROM ")
-	for i, t := range q.From {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(pr(t))
-	}
-	b.WriteString(" LIMIT 0")
+	b.WriteString("SELECT " + strings.Join(cols, ", ") + " FROM " + printList(pr, q.From) + " LIMIT 0")
 	return b.String()
+}
+
+// printList prints nodes with pr, separated by commas.
+func printList[T ast.Node](pr func(ast.Node) string, nodes []T) string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = pr(n)
+	}
+	return strings.Join(out, ", ")
 }
 
 // ReleaseTable is the released per-group data that post-processing reads.

@@ -238,8 +238,8 @@ func (r *rankTest) descend(stop func(form) (bool, error), lower, upper float64) 
 			}
 		}
 		a, z := r.t.nodeRange(child, lower, upper)
-		heavy := child.level == r.t.height && fr.kids[m] >= roundCut*r.nodeSD()
-		return a + (z-a)*(lo+hi)/2, heavy, nil
+		roundOut := child.level == r.t.height && fr.kids[m] >= roundCut*r.nodeSD()
+		return a + (z-a)*(lo+hi)/2, roundOut, nil
 	}
 }
 

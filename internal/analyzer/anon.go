@@ -19,15 +19,8 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 		return nil, err
 	}
 	e := &env{ctes: map[string]*relInfo{}}
-	for _, cte := range q.With {
-		info, err := a.query(cte.Query, e, ctxFrom)
-		if err != nil {
-			return nil, err
-		}
-		if len(cte.Columns) > 0 {
-			info = renamed(info, cte.Columns)
-		}
-		e.defineCTE(cte.Name, info)
+	if err := a.ctes(q.With, e, ctxFrom); err != nil {
+		return nil, err
 	}
 	sc, fr, err := a.fromClause(s.From, e, ctxFrom)
 	if err != nil {

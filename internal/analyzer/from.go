@@ -90,6 +90,9 @@ func (a *analyzer) tableExpr(te ast.TableExpr, e *env, ctx context) (*fromResult
 		if len(t.Alias.Columns) > 0 {
 			info = renamed(info, t.Alias.Columns)
 		}
+		if err := distinctColumns(info, t.Span().Start); err != nil {
+			return nil, err
+		}
 		fr := itemResult(t.Alias.Name, info)
 		fr.items[0].node = t
 		return fr, nil
@@ -127,22 +130,32 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 			return nil, err
 		}
 		if ok {
+			// A CTE is private when its rows are: in an expression subquery, a public-groups
+			// relation or an analyst's plain query it is refused like the relations it reads.
+			if info.private && ctx == ctxPublicOnly {
+				return nil, rawPrivateError(t.Span().Start, ast.Format(t.Name[0]))
+			}
 			if t.Alias != nil && len(t.Alias.Columns) > 0 {
 				info = renamed(info, t.Alias.Columns)
+			}
+			if err := distinctColumns(info, t.Span().Start); err != nil {
+				return nil, err
 			}
 			return itemResult(qualID, info), nil
 		}
 	}
 	rel, ok := a.cat.Lookup(name)
+	if ok && dottedPart(t.Name) {
+		// "s.t" quoted is one identifier: a relation named s.t, not t in schema s.
+		ok = false
+	}
 	if !ok {
 		return nil, sqlerr.New(t.Span().Start, sqlerr.UndefinedTable,
 			"relation %q does not exist or is not available to analysts", name).
 			WithHint("analysts can read the relations the data owner declared private or public; SHOW TABLES lists them")
 	}
 	if rel.Kind == catalog.Private && ctx == ctxPublicOnly {
-		return nil, sqlerr.Privacy(t.Span().Start, RuleRawPrivate,
-			fmt.Sprintf("%s is private: it can only be read by an anonymized aggregation", rel.Name),
-			fmt.Sprintf("write SELECT WITH ANONYMIZATION OPTIONS(epsilon=..., delta=..., kappa=...) ... FROM %s GROUP BY ...", rel.Name))
+		return nil, rawPrivateError(t.Span().Start, rel.Name)
 	}
 	// Print the relation by the catalog's exact name, quoted, not as the analyst spelled
 	// it: in PostgreSQL "Pages" and pages are different relations, and the one read must be
@@ -162,12 +175,55 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 	if t.Alias != nil && len(t.Alias.Columns) > 0 {
 		info = renamed(info, t.Alias.Columns)
 	}
+	if err := distinctColumns(info, t.Span().Start); err != nil {
+		return nil, err
+	}
 	fr := itemResult(qualID, info)
 	fr.items[0].node = t
 	if t.Alias == nil || len(t.Alias.Columns) == 0 {
 		fr.items[0].domains = rel.Domains
 	}
 	return fr, nil
+}
+
+func rawPrivateError(at sqlerr.Pos, name string) error {
+	return sqlerr.Privacy(at, RuleRawPrivate,
+		fmt.Sprintf("%s is private: it can only be read by an anonymized aggregation", name),
+		fmt.Sprintf("write SELECT WITH ANONYMIZATION OPTIONS(epsilon=..., delta=..., kappa=...) ... FROM %s GROUP BY ...", name))
+}
+
+// dottedPart reports whether one identifier of a relation name contains a dot: such a name
+// ("s.t" quoted) is one identifier, which no catalog name "schema.table" matches.
+func dottedPart(ids []*ast.Ident) bool {
+	for _, id := range ids {
+		if strings.Contains(id.Name, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// distinctColumns refuses a private relation two of whose columns share a name up to case
+// (SELECT x AS uid, people.* ..., or an alias list AS t(uid)): the database would resolve a
+// reference to that name, the privacy unit included, to a column the analyzer did not check.
+func distinctColumns(info *relInfo, at sqlerr.Pos) error {
+	if !info.private {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, c := range info.cols {
+		k := strings.ToLower(c)
+		if c == "" {
+			continue
+		}
+		if seen[k] {
+			return sqlerr.Privacy(at, RuleDistinctNames,
+				fmt.Sprintf("two columns of this relation over private data are named %q", c),
+				"give every column of a subquery or CTE over private data its own name (AS ...)")
+		}
+		seen[k] = true
+	}
+	return nil
 }
 
 func identPath(ids []*ast.Ident) string {
@@ -344,8 +400,8 @@ func exactName(name string, written []*ast.Ident) []*ast.Ident {
 	out := make([]*ast.Ident, len(parts))
 	for i, p := range parts {
 		id := &ast.Ident{Name: p, Quoted: true}
-		if i < len(written) {
-			id.SetSpan(written[len(written)-len(parts)+i].Span())
+		if j := len(written) - len(parts) + i; j >= 0 && j < len(written) {
+			id.SetSpan(written[j].Span())
 		}
 		out[i] = id
 	}

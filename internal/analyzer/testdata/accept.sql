@@ -53,7 +53,7 @@ FROM professors GROUP BY item ORDER BY professors.item
 ----
 WITH Pub AS (SELECT item FROM items), "Quoted" AS (SELECT item FROM pub) SELECT item FROM "Quoted"
 ----
-WITH "professors" AS (SELECT item FROM items) SELECT item FROM professors
+WITH "pubs" AS (SELECT item FROM items) SELECT item FROM pubs
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_SUM(quantity * (SELECT MAX(price) FROM items) CLAMPED BETWEEN 0 AND 100)
 FROM professors GROUP BY item, (SELECT MIN(category) FROM items)

@@ -109,10 +109,10 @@ SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COU
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1, /*ERROR 22023*/colour=2) item, ANON_COUNT(*) FROM professors GROUP BY item
 ----
-WITH "Professors" AS (SELECT item FROM items)
-SELECT item FROM /*ERROR 42P01*/professors
+WITH "Pubs" AS (SELECT item FROM items)
+SELECT item FROM /*ERROR 42P01*/pubs
 ----
-WITH "professors" AS (SELECT item FROM items), x AS (SELECT item FROM /*ERROR 42P01*/"PROFESSORS")
+WITH "pubs" AS (SELECT item FROM items), x AS (SELECT item FROM /*ERROR 42P01*/"PUBS")
 SELECT item FROM x
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
@@ -129,3 +129,41 @@ FROM professors GROUP BY item
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors
 GROUP BY item, /*ERROR 42803*/SUM(quantity) IN (SELECT price FROM items)
+----
+-- A private CTE is private in an expression subquery too.
+WITH v AS (SELECT id, quantity FROM professors)
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*) AS n
+FROM professors WHERE EXISTS (SELECT id FROM /*ERROR expression-subquery-reads-no-private-data*/v WHERE v.id = 7 AND v.quantity > 5)
+----
+WITH v AS (SELECT id, quantity FROM professors)
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1, group_selection_strategy=PUBLIC_GROUPS) i.item, ANON_COUNT(*) AS n
+FROM professors p JOIN (SELECT item FROM items WHERE EXISTS (SELECT id FROM /*ERROR expression-subquery-reads-no-private-data*/v WHERE v.id = 7)) i ON p.item = i.item GROUP BY i.item
+----
+WITH v AS (SELECT id, quantity FROM /*ERROR private-data-only-through-anonymization*/professors) SELECT count(*) FROM items WHERE EXISTS (SELECT 1 FROM v)
+----
+-- An analyst's CTE cannot replace a catalog relation (the SQL dpsql generates reads them).
+WITH /*ERROR names-do-not-shadow-the-engine*/items AS (SELECT id, item FROM professors)
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM (WITH /*ERROR names-do-not-shadow-the-engine*/Items AS (SELECT item FROM items) SELECT id, item FROM professors) GROUP BY item
+----
+WITH /*ERROR names-do-not-shadow-the-engine*/_dp_rows AS (SELECT item FROM items) SELECT item FROM _dp_rows
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) AS /*ERROR names-do-not-shadow-the-engine*/_DP_a0 FROM professors GROUP BY item
+----
+-- Two columns of a private relation with one name: the database could bind the unit to the wrong one.
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) t.item, ANON_COUNT(*)
+FROM /*ERROR distinct-column-names-over-private-data*/(SELECT a.item || b.item AS id, professors.* FROM professors, items a, items b) t GROUP BY t.item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) t.item, ANON_COUNT(*)
+FROM /*ERROR distinct-column-names-over-private-data*/(SELECT item, professors.* FROM professors) AS t(id) GROUP BY t.item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) t.item, ANON_COUNT(*)
+FROM /*ERROR distinct-column-names-over-private-data*/professors AS t(item) GROUP BY t.item
+----
+WITH /*ERROR distinct-column-names-over-private-data*/v(id) AS (SELECT item, id FROM professors)
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*) FROM v
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) t.item, ANON_COUNT(*)
+FROM /*ERROR distinct-column-names-over-private-data*/(SELECT (i.item), "ITEM", id FROM professors JOIN items i USING (item)) t GROUP BY t.item

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/dpsql/dpsql/internal/ast"
@@ -38,27 +39,77 @@ const (
 // Analyze checks one statement of an analyst against the catalog. It returns a *Query for
 // an anonymized aggregation or a *PublicQuery for a query over public relations only.
 func Analyze(q *ast.Query, cat *catalog.Catalog) (any, error) {
-	a := &analyzer{cat: cat}
+	a := &analyzer{cat: cat, seen: map[ast.Node]bool{}}
 	if err := reservedNames(q); err != nil {
 		return nil, err
 	}
-	sel, ok := q.Body.(*ast.Select)
-	if ok && sel.Anon != nil {
-		return a.anonymized(q, sel)
+	var out any
+	var err error
+	if sel, ok := q.Body.(*ast.Select); ok && sel.Anon != nil {
+		out, err = a.anonymized(q, sel)
+	} else {
+		// A plain query: it may read public relations only; anonymized SELECTs nested
+		// inside are not supported (yet), so say so rather than treat them as plain.
+		_, err = a.query(q, &env{}, ctxPublicOnly)
+		out = &PublicQuery{Query: q}
 	}
-	// A plain query: it may read public relations only; anonymized SELECTs nested inside are
-	// not supported (yet), so say so rather than treat them as plain.
-	env := &env{}
-	info, err := a.query(q, env, ctxPublicOnly)
 	if err != nil {
 		return nil, err
 	}
-	_ = info
-	return &PublicQuery{Query: q}, nil
+	if err := a.allChecked(q); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// allChecked refuses a query any part of which the analysis did not check. The SQL sent to
+// the database is printed from the tree, so a part the analyzer skips (a clause it does not
+// know, a new field of a node) would reach the database unchecked; this makes such a part an
+// error instead. Identifiers are names the checks resolve, not parts that run.
+func (a *analyzer) allChecked(q *ast.Query) error {
+	var err error
+	ast.Walk(q, func(n ast.Node) bool {
+		if err != nil {
+			return false
+		}
+		if _, ok := n.(*ast.Ident); ok || a.seen[n] {
+			return true
+		}
+		text := ast.Format(n)
+		if len(text) > 60 {
+			text = text[:57] + "..."
+		}
+		err = sqlerr.New(n.Span().Start, sqlerr.FeatureNotSupported,
+			"dpsql does not support %s in this position", text).
+			WithHint("rewrite this part of the query; docs/sql.md lists what dpsql accepts")
+		return false
+	})
+	return err
+}
+
+// mark records that n itself has been checked.
+func (a *analyzer) mark(n ast.Node) {
+	if n != nil && !isNilNode(n) {
+		a.seen[n] = true
+	}
+}
+
+// markTree records n and everything under it as checked: for subtrees that are constants
+// validated as such, or that the analysis replaces so they are never printed.
+func (a *analyzer) markTree(n ast.Node) {
+	if n == nil || isNilNode(n) {
+		return
+	}
+	ast.Walk(n, func(m ast.Node) bool {
+		a.seen[m] = true
+		return true
+	})
 }
 
 type analyzer struct {
 	cat *catalog.Catalog
+	// seen holds every node the analysis checked (see allChecked).
+	seen map[ast.Node]bool
 	// aliases counts generated subquery aliases.
 	aliases int
 }
@@ -133,6 +184,7 @@ type relInfo struct {
 
 // query analyzes a (sub)query and returns what it outputs.
 func (a *analyzer) query(q *ast.Query, parent *env, ctx context) (*relInfo, error) {
+	a.mark(q)
 	e := &env{outer: parent, ctes: map[string]*relInfo{}, scope: parent.scope}
 	if err := a.ctes(q.With, e, ctx); err != nil {
 		return nil, err
@@ -155,11 +207,30 @@ func (a *analyzer) query(q *ast.Query, parent *env, ctx context) (*relInfo, erro
 		}
 	}
 	for _, o := range q.OrderBy {
+		a.mark(o)
 		if err := a.exprChecks(o.Expr, nil, e, ctx, info.private); err != nil {
 			return nil, err
 		}
 	}
+	if err := a.limits(q); err != nil {
+		return nil, err
+	}
 	return info, nil
+}
+
+// limits checks that LIMIT and OFFSET are non-negative integer constants: anything else
+// (a subquery, a function) would be evaluated by the database, and a row count is an answer.
+func (a *analyzer) limits(q *ast.Query) error {
+	for _, x := range []ast.Expr{q.Limit, q.Offset} {
+		if x == nil || isNilNode(x) {
+			continue
+		}
+		if v, err := constNumber(x); err != nil || v < 0 || v != math.Trunc(v) {
+			return sqlerr.New(x.Span().Start, sqlerr.InvalidParameterValue, "LIMIT and OFFSET must be non-negative integer constants")
+		}
+		a.markTree(x)
+	}
+	return nil
 }
 
 // ctes analyzes the CTEs of a WITH clause in order and makes each visible in e. A CTE may
@@ -167,6 +238,7 @@ func (a *analyzer) query(q *ast.Query, parent *env, ctx context) (*relInfo, erro
 // public groups) reads catalog relations by name, and an analyst's CTE would replace them.
 func (a *analyzer) ctes(with []*ast.CTE, e *env, ctx context) error {
 	for _, cte := range with {
+		a.mark(cte)
 		if rel, ok := a.cat.Lookup(cte.Name.Name); ok {
 			return sqlerr.Privacy(cte.Name.Span().Start, RuleReservedName,
 				fmt.Sprintf("the CTE %s has the name of the relation %s", ast.Format(cte.Name), rel.Name),
@@ -233,6 +305,7 @@ func renamed(info *relInfo, cols []*ast.Ident) *relInfo {
 }
 
 func (a *analyzer) setExpr(s ast.SetExpr, e *env, ctx context) (*relInfo, error) {
+	a.mark(s)
 	switch s := s.(type) {
 	case *ast.Select:
 		return a.plainSelect(s, e, ctx)
@@ -298,6 +371,7 @@ func (a *analyzer) plainSelect(s *ast.Select, e *env, ctx context) (*relInfo, er
 	// Expressions: functions allowlisted, expression subqueries public only, and over private
 	// data no window functions.
 	for _, it := range s.Items {
+		a.mark(it)
 		if it.Expr != nil {
 			if err := a.exprChecks(it.Expr, sc, inner, ctx, private); err != nil {
 				return nil, err
@@ -317,6 +391,7 @@ func (a *analyzer) plainSelect(s *ast.Select, e *env, ctx context) (*relInfo, er
 		}
 	}
 	if s.GroupBy != nil {
+		a.mark(s.GroupBy)
 		for _, g := range s.GroupBy.Items {
 			if err := a.exprChecks(g, sc, inner, ctx, private); err != nil {
 				return nil, err
@@ -325,6 +400,12 @@ func (a *analyzer) plainSelect(s *ast.Select, e *env, ctx context) (*relInfo, er
 	}
 	if private {
 		a.nameOutputs(s)
+	}
+	for _, w := range s.Windows {
+		a.mark(w)
+		if err := a.exprChecks(w.Spec, sc, inner, ctx, private); err != nil {
+			return nil, err
+		}
 	}
 	out, unitIdx, err := a.outputs(s, sc)
 	if err != nil {
@@ -526,19 +607,28 @@ func lastName(parts []*ast.Ident) string {
 
 // exprChecks walks an expression: functions must be allowlisted, window functions are
 // refused over private data, and expression subqueries may read public data only.
-func (a *analyzer) exprChecks(x ast.Expr, sc *scope, e *env, ctx context, private bool) error {
+func (a *analyzer) exprChecks(x ast.Node, sc *scope, e *env, ctx context, private bool) error {
 	return a.exprChecksCols(x, sc, e, ctx, private, false)
 }
 
 // exprChecksCols is exprChecks that also resolves every column reference against sc when
 // strict is set (WHERE, ON and SELECT items, where names cannot be output aliases).
-func (a *analyzer) exprChecksCols(x ast.Expr, sc *scope, e *env, ctx context, private, strict bool) error {
+func (a *analyzer) exprChecksCols(x ast.Node, sc *scope, e *env, ctx context, private, strict bool) error {
 	var err error
 	ast.Walk(x, func(n ast.Node) bool {
 		if err != nil {
 			return false
 		}
+		a.mark(n)
 		switch n := n.(type) {
+		case *ast.FrameBound:
+			if iv, ok := n.Offset.(*ast.Interval); ok && isConstant(iv.Value) {
+				break
+			}
+			if n.Offset != nil && !isConstant(n.Offset) {
+				err = sqlerr.New(n.Offset.Span().Start, sqlerr.InvalidParameterValue, "a window frame offset must be a constant").
+					WithHint("write a number (ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) or an interval")
+			}
 		case *ast.FuncCall:
 			err = a.checkCall(n, private)
 		case *ast.Subquery:

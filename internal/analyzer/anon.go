@@ -18,6 +18,10 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
+	// parseOptions accepts only known options with constant or name values.
+	a.mark(q)
+	a.mark(s)
+	a.markTree(s.Anon)
 	e := &env{ctes: map[string]*relInfo{}}
 	if err := a.ctes(q.With, e, ctxFrom); err != nil {
 		return nil, err
@@ -71,6 +75,7 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 		return nil, err
 	}
 	for _, it := range s.Items {
+		a.mark(it)
 		if it.Star {
 			return nil, sqlerr.New(it.Span().Start, sqlerr.FeatureNotSupported,
 				"SELECT * is not allowed in an anonymized query").
@@ -107,12 +112,15 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 		}
 	}
 	for _, o := range q.OrderBy {
+		a.mark(o)
 		item := *o
 		if c, ok := unparen(o.Expr).(*ast.ColumnRef); ok && len(c.Parts) == 1 && out.outputNamed(c.Parts[0].Name) {
+			a.markTree(o.Expr)
 			out.OrderBy = append(out.OrderBy, &item)
 			continue
 		}
 		if l, ok := o.Expr.(*ast.Literal); ok && l.Kind == ast.IntLit {
+			a.markTree(o.Expr)
 			out.OrderBy = append(out.OrderBy, &item)
 			continue
 		}
@@ -121,12 +129,8 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 		}
 		out.OrderBy = append(out.OrderBy, &item)
 	}
-	for _, x := range []ast.Expr{q.Limit, q.Offset} {
-		if x != nil {
-			if v, err := constNumber(x); err != nil || v < 0 || v != math.Trunc(v) {
-				return nil, sqlerr.New(x.Span().Start, sqlerr.InvalidParameterValue, "LIMIT and OFFSET must be non-negative integer constants")
-			}
-		}
+	if err := a.limits(q); err != nil {
+		return nil, err
 	}
 	if len(out.Aggregates) == 0 && len(out.Keys) == 0 {
 		return nil, sqlerr.New(s.Span().Start, sqlerr.FeatureNotSupported,
@@ -164,8 +168,12 @@ func (b *anonBuilder) keys() error {
 			"GROUP BY "+g.Kind+" is not supported in an anonymized query",
 			"run one anonymized query per grouping instead (each spends its own budget)")
 	}
+	b.a.mark(g)
 	for _, x := range g.Items {
-		x = b.groupTarget(x)
+		if t := b.groupTarget(x); t != x {
+			b.a.markTree(x) // an ordinal or alias, replaced by the select item it names
+			x = t
+		}
 		if hasAnyAggregate(x, b.q.Options.Syntax) {
 			return sqlerr.New(x.Span().Start, sqlerr.GroupingError, "aggregate functions are not allowed in GROUP BY")
 		}
@@ -205,9 +213,11 @@ func (b *anonBuilder) post(x ast.Expr) (ast.Expr, error) {
 	if x == nil {
 		return nil, nil
 	}
+	b.a.mark(x)
 	text := normalized(x)
 	for i, k := range b.keyText {
 		if text == k {
+			b.a.markTree(x) // replaced by the key's column
 			return colRef(KeyColumn(i), x), nil
 		}
 	}
@@ -218,6 +228,8 @@ func (b *anonBuilder) post(x ast.Expr) (ast.Expr, error) {
 			if err != nil {
 				return nil, err
 			}
+			// aggregate checked the argument and accepts only constants elsewhere.
+			b.a.markTree(n)
 			b.q.Aggregates = append(b.q.Aggregates, agg)
 			return colRef(AggColumn(len(b.q.Aggregates)-1), x), nil
 		}
@@ -241,12 +253,14 @@ func (b *anonBuilder) post(x ast.Expr) (ast.Expr, error) {
 		return &c, nil
 	case *ast.ColumnRef:
 		if i, ok := b.keyColumn(n); ok {
+			b.a.markTree(n)
 			return colRef(KeyColumn(i), x), nil
 		}
 		if len(n.Parts) == 1 {
 			// HAVING and ORDER BY may name an output by its alias.
 			for _, o := range b.q.Outputs {
 				if strings.EqualFold(o.Name, n.Parts[0].Name) {
+					b.a.markTree(n)
 					return &ast.Paren{X: o.Expr}, nil
 				}
 			}
@@ -254,7 +268,14 @@ func (b *anonBuilder) post(x ast.Expr) (ast.Expr, error) {
 		return nil, sqlerr.New(n.Span().Start, sqlerr.GroupingError,
 			"column %s must appear in the GROUP BY clause or be used in an anonymized aggregate", ast.Format(n)).
 			WithHint("add it to GROUP BY, or aggregate it, e.g. ANON_SUM(%s CLAMPED BETWEEN 0 AND 100)", ast.Format(n))
-	case *ast.Literal, *ast.TypedLiteral, *ast.Interval:
+	case *ast.Literal, *ast.TypedLiteral:
+		b.a.markTree(x)
+		return x, nil
+	case *ast.Interval:
+		if !isConstant(n.Value) {
+			return nil, sqlerr.New(n.Value.Span().Start, sqlerr.FeatureNotSupported, "an interval after anonymization must be a constant")
+		}
+		b.a.markTree(x)
 		return x, nil
 	case *ast.Subquery, *ast.Exists, *ast.InSubquery:
 		return nil, sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported,
@@ -331,12 +352,14 @@ func (b *anonBuilder) postChildren(x ast.Expr) (ast.Expr, error) {
 		c.Operand, c.Else = p(n.Operand), p(n.Else)
 		c.Whens = nil
 		for _, w := range n.Whens {
+			b.a.mark(w)
 			cw := *w
 			cw.Cond, cw.Result = p(w.Cond), p(w.Result)
 			c.Whens = append(c.Whens, &cw)
 		}
 		return &c, err
 	case *ast.Cast:
+		b.a.markTree(n.Type)
 		c := *n
 		c.X = p(n.X)
 		return &c, err

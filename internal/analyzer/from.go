@@ -72,6 +72,7 @@ func firstNonNil(xs ...ast.Expr) ast.Expr {
 }
 
 func (a *analyzer) tableExpr(te ast.TableExpr, e *env, ctx context) (*fromResult, error) {
+	a.mark(te)
 	switch t := te.(type) {
 	case *ast.TableName:
 		return a.tableName(t, e, ctx)
@@ -85,8 +86,9 @@ func (a *analyzer) tableExpr(te ast.TableExpr, e *env, ctx context) (*fromResult
 		}
 		if t.Alias == nil {
 			a.aliases++
-			t.Alias = &ast.TableAlias{Name: &ast.Ident{Name: fmt.Sprintf("_dp_sq%d", a.aliases)}}
+			t.Alias = &ast.TableAlias{Name: &ast.Ident{Name: fmt.Sprintf("%ssq%d", reservedPrefix, a.aliases)}}
 		}
+		a.mark(t.Alias)
 		if len(t.Alias.Columns) > 0 {
 			info = renamed(info, t.Alias.Columns)
 		}
@@ -120,6 +122,7 @@ func itemResult(alias *ast.Ident, info *relInfo) *fromResult {
 
 func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult, error) {
 	name := identPath(t.Name)
+	a.mark(t.Alias)
 	qualID := t.Name[len(t.Name)-1]
 	if t.Alias != nil {
 		qualID = t.Alias.Name
@@ -218,7 +221,7 @@ func distinctColumns(info *relInfo, at sqlerr.Pos) error {
 		}
 		if seen[k] {
 			return sqlerr.Privacy(at, RuleDistinctNames,
-				fmt.Sprintf("two columns of this relation over private data are named %q", c),
+				fmt.Sprintf("two columns of this relation over private data are named %q up to case", c),
 				"give every column of a subquery or CTE over private data its own name (AS ...)")
 		}
 		seen[k] = true

@@ -461,7 +461,25 @@ type WindowSpec struct {
 	Name        *Ident
 	PartitionBy []Expr
 	OrderBy     []*OrderItem
-	Frame       string // the frame clause as text, if any
+	Frame       *WindowFrame // nil if none
+}
+
+// WindowFrame is (ROWS | RANGE | GROUPS) (BETWEEN start AND end | start) [EXCLUDE ...].
+type WindowFrame struct {
+	span
+	Unit    string // ROWS, RANGE or GROUPS
+	Start   *FrameBound
+	End     *FrameBound // nil without BETWEEN
+	Exclude string      // "", "CURRENT ROW", "GROUP", "TIES" or "NO OTHERS"
+}
+
+// FrameBound is one end of a window frame.
+type FrameBound struct {
+	span
+	// Kind is UNBOUNDED PRECEDING, UNBOUNDED FOLLOWING, CURRENT ROW, PRECEDING or FOLLOWING.
+	Kind string
+	// Offset is the expression before PRECEDING or FOLLOWING; nil for the other kinds.
+	Offset Expr
 }
 
 // Extract is EXTRACT(field FROM x).

@@ -429,6 +429,21 @@ func (p *Printer) Default(n Node) {
 		p.WriteString(" AS (")
 		p.windowBody(n.Spec)
 		p.WriteString(")")
+	case *WindowFrame:
+		p.WriteString(n.Unit + " ")
+		if n.End != nil {
+			p.WriteString("BETWEEN ")
+			p.frameBound(n.Start)
+			p.WriteString(" AND ")
+			p.frameBound(n.End)
+		} else {
+			p.frameBound(n.Start)
+		}
+		if n.Exclude != "" {
+			p.WriteString(" EXCLUDE " + n.Exclude)
+		}
+	case *FrameBound:
+		p.frameBound(n)
 	case *WindowSpec:
 		// A WindowSpec on its own prints as its parenthesised body; FuncCall prints OVER.
 		p.WriteString("(")
@@ -716,7 +731,7 @@ func (p *Printer) funcCall(n *FuncCall) {
 	}
 	if n.Over != nil {
 		p.WriteString(" OVER ")
-		if n.Over.Name != nil && len(n.Over.PartitionBy) == 0 && len(n.Over.OrderBy) == 0 && n.Over.Frame == "" {
+		if n.Over.Name != nil && len(n.Over.PartitionBy) == 0 && len(n.Over.OrderBy) == 0 && n.Over.Frame == nil {
 			p.Print(n.Over.Name)
 		} else {
 			p.Print(n.Over)
@@ -745,9 +760,18 @@ func (p *Printer) windowBody(w *WindowSpec) {
 		p.orderList(w.OrderBy)
 		sep = " "
 	}
-	if w.Frame != "" {
-		p.WriteString(sep + w.Frame)
+	if w.Frame != nil {
+		p.WriteString(sep)
+		p.Print(w.Frame)
 	}
+}
+
+func (p *Printer) frameBound(b *FrameBound) {
+	if b.Offset != nil {
+		p.Expr(b.Offset, BinaryPrecedence("||"))
+		p.WriteString(" ")
+	}
+	p.WriteString(b.Kind)
 }
 
 // isWindowWord reports whether an unquoted window name would be read as the start of a

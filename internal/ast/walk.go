@@ -101,6 +101,16 @@ func Children(n Node) []Node {
 		for _, o := range n.OrderBy {
 			c.add(o)
 		}
+		if n.Frame != nil {
+			c.add(n.Frame)
+		}
+	case *WindowFrame:
+		c.add(n.Start)
+		if n.End != nil {
+			c.add(n.End)
+		}
+	case *FrameBound:
+		c.expr(n.Offset)
 	case *TableAlias:
 		c.add(n.Name)
 		c.idents(n.Columns)

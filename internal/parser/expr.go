@@ -492,54 +492,63 @@ func (p *parser) windowSpecParen() *ast.WindowSpec {
 
 func isFrameUnit(t token) bool { return t.is("ROWS") || t.is("RANGE") || t.is("GROUPS") }
 
-// frame parses a window frame and returns its canonical text:
+// frame parses a window frame:
 // (ROWS|RANGE|GROUPS) (BETWEEN bound AND bound | bound) [EXCLUDE ...].
-func (p *parser) frame() string {
-	parts := []string{p.next().Val}
+func (p *parser) frame() *ast.WindowFrame {
+	start := p.tok().Pos
+	f := &ast.WindowFrame{Unit: strings.ToUpper(p.next().Val)}
 	if p.accept("BETWEEN") {
-		lo := p.frameBound()
+		f.Start = p.frameBound()
 		p.expect("AND")
-		parts = append(parts, "BETWEEN", lo, "AND", p.frameBound())
+		f.End = p.frameBound()
 	} else {
-		parts = append(parts, p.frameBound())
+		f.Start = p.frameBound()
 	}
 	if p.accept("EXCLUDE") {
 		switch {
 		case p.accept("CURRENT"):
 			p.expect("ROW")
-			parts = append(parts, "EXCLUDE CURRENT ROW")
+			f.Exclude = "CURRENT ROW"
 		case p.accept("GROUP"):
-			parts = append(parts, "EXCLUDE GROUP")
+			f.Exclude = "GROUP"
 		case p.accept("TIES"):
-			parts = append(parts, "EXCLUDE TIES")
+			f.Exclude = "TIES"
 		case p.accept("NO"):
 			p.expect("OTHERS")
-			parts = append(parts, "EXCLUDE NO OTHERS")
+			f.Exclude = "NO OTHERS"
 		default:
 			p.unexpected("CURRENT ROW, GROUP, TIES or NO OTHERS after EXCLUDE")
 		}
 	}
-	return strings.Join(parts, " ")
+	f.SetSpan(p.spanFrom(start))
+	return f
 }
 
-func (p *parser) frameBound() string {
+func (p *parser) frameBound() *ast.FrameBound {
+	start := p.tok().Pos
+	b := &ast.FrameBound{}
 	switch {
 	case p.accept("UNBOUNDED"):
 		if p.accept("PRECEDING") {
-			return "UNBOUNDED PRECEDING"
+			b.Kind = "UNBOUNDED PRECEDING"
+		} else {
+			p.expect("FOLLOWING")
+			b.Kind = "UNBOUNDED FOLLOWING"
 		}
-		p.expect("FOLLOWING")
-		return "UNBOUNDED FOLLOWING"
 	case p.accept("CURRENT"):
 		p.expect("ROW")
-		return "CURRENT ROW"
+		b.Kind = "CURRENT ROW"
+	default:
+		b.Offset = p.parseConcat()
+		if p.accept("PRECEDING") {
+			b.Kind = "PRECEDING"
+		} else {
+			p.expect("FOLLOWING")
+			b.Kind = "FOLLOWING"
+		}
 	}
-	x := ast.Format(p.parseConcat())
-	if p.accept("PRECEDING") {
-		return x + " PRECEDING"
-	}
-	p.expect("FOLLOWING")
-	return x + " FOLLOWING"
+	b.SetSpan(p.spanFrom(start))
+	return b
 }
 
 // parseParen parses "(" ... ")": a scalar subquery, a parenthesised expression or a tuple.

@@ -167,3 +167,22 @@ SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*) 
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) t.item, ANON_COUNT(*)
 FROM /*ERROR distinct-column-names-over-private-data*/(SELECT (i.item), "ITEM", id FROM professors JOIN items i USING (item)) t GROUP BY t.item
+----
+-- Every part of a query is checked: window frames, named windows, LIMIT and OFFSET.
+SELECT count(*) OVER (ROWS BETWEEN /*ERROR 22023*/(SELECT CAST(string_agg(item, ';') AS BIGINT) FROM raw_secrets) PRECEDING AND CURRENT ROW) AS c FROM items
+----
+SELECT count(*) OVER (ROWS BETWEEN /*ERROR 22023*/length(item) PRECEDING AND CURRENT ROW) AS c FROM items
+----
+SELECT count(*) OVER w FROM items WINDOW w AS (ORDER BY (SELECT count(*) FROM /*ERROR 42P01*/raw_secrets))
+----
+SELECT count(*) OVER w FROM items WINDOW w AS (PARTITION BY /*ERROR allowed-functions-only*/current_setting('x'))
+----
+SELECT item FROM items LIMIT /*ERROR 22023*/(SELECT count(*) FROM raw_secrets)
+----
+SELECT item FROM items LIMIT 1 OFFSET /*ERROR 22023*/(SELECT count(*) FROM professors)
+----
+SELECT item FROM (SELECT item FROM items LIMIT /*ERROR 22023*/length('ab')) t
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, round(ANON_COUNT(*)) FILTER (WHERE /*ERROR 0A000*/EXISTS (SELECT 1 FROM raw_secrets)) AS n FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) AS n FROM professors GROUP BY item LIMIT /*ERROR 22023*/(SELECT 1)

@@ -684,7 +684,37 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 	case windowOnlyFunc:
 		return sqlerr.New(n.Span().Start, sqlerr.SyntaxError, "%s needs an OVER clause", strings.ToUpper(name))
 	}
+	switch strings.ToLower(name) {
+	case "format", "printf":
+		return formatString(n)
+	}
 	return nil
+}
+
+// formatString checks the format of format and printf: a string constant whose widths and
+// precisions have at most four digits, so that one call cannot build a value of any size
+// (printf('%999999999d', x)).
+func formatString(n *ast.FuncCall) error {
+	if len(n.Args) > 0 {
+		if l, ok := n.Args[0].(*ast.Literal); ok && l.Kind == ast.StringLit {
+			digits := 0
+			for _, r := range l.Text {
+				if r < '0' || r > '9' {
+					digits = 0
+					continue
+				}
+				if digits++; digits > 4 {
+					break
+				}
+			}
+			if digits <= 4 {
+				return nil
+			}
+		}
+	}
+	return sqlerr.New(n.Span().Start, sqlerr.InvalidParameterValue,
+		"the format of %s must be a string constant with widths and precisions below 10000", strings.ToLower(lastName(n.Name))).
+		WithHint("write the format as a literal, like printf('%%.2f', x)")
 }
 
 func unknownFunction(n *ast.FuncCall) error {

@@ -35,7 +35,17 @@ var funcNames = map[backend.Dialect]map[string]string{
 // printer returns a Printer that spells trees for dialect d.
 func printer(d backend.Dialect) *ast.Printer {
 	p := &ast.Printer{}
+	// guarded holds the nodes sizeGuard is printing, so that printing one of them again
+	// (inside its guard) goes on to the rest of the hook.
+	guarded := map[ast.Node]bool{}
 	p.Hook = func(p *ast.Printer, n ast.Node) bool {
+		if !guarded[n] && sizeGuard(p, n, func(m ast.Node) {
+			guarded[m] = true
+			p.Print(m)
+			delete(guarded, m)
+		}) {
+			return true
+		}
 		switch n := n.(type) {
 		case *ast.TypeName:
 			if t, ok := typeNames[d][strings.ToUpper(n.Name)]; ok && len(n.Args) == 0 {

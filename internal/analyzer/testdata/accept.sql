@@ -65,3 +65,5 @@ SELECT count(*) OVER w AS c FROM items WINDOW w AS (PARTITION BY category ORDER 
 SELECT item FROM items ORDER BY item LIMIT 2 OFFSET 1
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, CASE WHEN ANON_COUNT(*) > 5 THEN CAST(ANON_SUM(quantity CLAMPED BETWEEN 0 AND 5) AS BIGINT) ELSE NULL END AS n FROM professors GROUP BY 1 ORDER BY 1 LIMIT 3
+----
+SELECT printf('%.2f', price) AS p, format('{} costs {:.2f}', item, price) AS f FROM items

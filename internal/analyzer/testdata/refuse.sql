@@ -186,3 +186,7 @@ SELECT item FROM (SELECT item FROM items LIMIT /*ERROR 22023*/length('ab')) t
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, round(ANON_COUNT(*)) FILTER (WHERE /*ERROR 0A000*/EXISTS (SELECT 1 FROM raw_secrets)) AS n FROM professors GROUP BY item
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) AS n FROM professors GROUP BY item LIMIT /*ERROR 22023*/(SELECT 1)
+----
+SELECT /*ERROR 22023*/printf('%999999999d', price) FROM items
+----
+SELECT /*ERROR 22023*/format(item, price) FROM items

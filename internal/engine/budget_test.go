@@ -201,6 +201,8 @@ func TestBudgetBeforeData(t *testing.T) {
 				t.Errorf("%s: %v (%s), want code %s", c.name, err, se.Code, c.code)
 			case se.Code == sqlerr.FailedAfterData:
 				t.Errorf("%s: failed after reading data: %v", c.name, err)
+			case !se.Pos.IsValid():
+				t.Errorf("%s: no position: %v", c.name, err)
 			}
 			if elapsed > 10*time.Second {
 				t.Errorf("%s: took %v: the query ran", c.name, elapsed)

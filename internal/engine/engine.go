@@ -300,6 +300,9 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	// query that cannot be paid never runs, and whatever happens from here on is paid for.
 	st, err := spend.Commit(ctx)
 	if err != nil {
+		if se, ok := sqlerr.As(err); ok && !se.Pos.IsValid() {
+			se.Pos = q.Options.Pos
+		}
 		return nil, err
 	}
 	res, err := run(ctx, prep, e.b)

@@ -3,6 +3,7 @@ package dpsql
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
@@ -11,6 +12,7 @@ import (
 	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/internal/exec"
 	"github.com/dpsql/dpsql/internal/parser"
+	"github.com/dpsql/dpsql/sqlerr"
 )
 
 // DB is an open dpsql database. It runs one statement at a time.
@@ -20,22 +22,26 @@ type DB struct {
 
 // Open opens the database cfg names, as its owner or as an analyst. Releases always use the
 // secure mechanisms of dp/: there is no way to turn noise off.
-func Open(ctx context.Context, cfg Config) (*DB, error) {
+func Open(ctx context.Context, cfg Config) (db *DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, engine.Internal(r, debug.Stack(), sqlerr.Pos{})
+		}
+	}()
 	mode := backend.Analyst
 	if cfg.Owner {
 		mode = backend.Owner
 	}
 	var b backend.Backend
-	var err error
 	switch {
 	case strings.HasPrefix(cfg.Database, "postgres://") || strings.HasPrefix(cfg.Database, "postgresql://"):
-		b, err = postgres.Open(ctx, cfg.Database, postgres.Options{Mode: mode, StatementTimeout: cfg.StatementTimeout})
+		b, err = postgres.Open(ctx, cfg.Database, postgres.Options{Mode: mode, StatementTimeout: max(cfg.StatementTimeout, 0)})
 	default:
 		path := cfg.Database
 		if path == ":memory:" {
 			path = ""
 		}
-		b, err = duckdb.Open(ctx, path, duckdb.Options{Mode: mode})
+		b, err = duckdb.Open(ctx, path, duckdb.Options{Mode: mode, MemoryLimit: cfg.MemoryLimit})
 	}
 	if err != nil {
 		return nil, err
@@ -55,8 +61,14 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 
 // Exec runs the statements of script in order. It stops at the first error, returning the
 // results of the statements before it and the error (a *sqlerr.Error whose position is
-// relative to script).
-func (db *DB) Exec(ctx context.Context, script string) ([]*Result, error) {
+// relative to script). No panic escapes it: a bug in dpsql is returned as an error with
+// SQLSTATE XX000 (sqlerr.InternalError).
+func (db *DB) Exec(ctx context.Context, script string) (res []*Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = engine.Internal(r, debug.Stack(), sqlerr.Pos{})
+		}
+	}()
 	return db.e.Exec(ctx, script)
 }
 

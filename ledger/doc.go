@@ -3,12 +3,18 @@
 // spend more than remains.
 //
 // A Ledger works over a small Store (internal/store keeps it in the database itself, so a
-// database file carries its own budget). The flow for a query is
+// database file carries its own budget). The flow for a query is: budget before data.
 //
 //	sp, err := l.Prepare(cost, queryText) // validates the cost; spends nothing
-//	... run the query; on failure simply drop sp: nothing is charged ...
+//	... check what needs no private data (names, types, parameters): a mistake costs nothing ...
 //	st, err := sp.Commit(ctx)             // checks and records the charge atomically, once
-//	... only now release the noisy result ...
+//	... only now read private data, then release the noisy result or fail ...
+//
+// The charge is committed, durably, before the query reads a private row, and it is final:
+// there is no refund. So a query that cannot be paid never runs (neither its running time
+// nor its error can depend on the data), and a query that fails once it read data (an error
+// on one user's row, a timeout, a cancellation) has paid for what its failure may reveal.
+// Nothing is released before its charge is durable.
 //
 // A Spend commits at most once: a second Commit is an error, so anything that spends can spend
 // only once. Refusals are *sqlerr.Error values: sqlerr.BudgetExhausted when the cost exceeds

@@ -82,8 +82,9 @@ func validCost(c Budget) error {
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // Prepare validates cost and returns a Spend that charges it when committed. Nothing is
-// charged until Commit; dropping the Spend (for example because the query failed) costs
-// nothing. query is the statement text, recorded for the owner's audit.
+// charged until Commit; dropping the Spend (because the query failed before it read any
+// private data) costs nothing. Commit before the query reads private data (see the package
+// comment). query is the statement text, recorded for the owner's audit.
 func (l *Ledger) Prepare(cost Budget, query string) (*Spend, error) {
 	if err := validCost(cost); err != nil {
 		return nil, err
@@ -104,8 +105,8 @@ type Spend struct {
 // Cost is what the spend charges.
 func (s *Spend) Cost() Budget { return s.cost }
 
-// Commit checks the cost against what remains and records it, atomically in the Store. It
-// returns the status after the charge. A refusal is a *sqlerr.Error (BudgetExhausted, or
+// Commit checks the cost against what remains and records it, atomically in the Store: when
+// it returns nil the charge is durable, and final. It returns the status after the charge. A refusal is a *sqlerr.Error (BudgetExhausted, or
 // ObjectNotInPrerequisite when no budget is set) and charges nothing. Commit consumes the
 // Spend whatever the outcome: a second call returns ErrSpent; prepare a new Spend to retry.
 func (s *Spend) Commit(ctx context.Context) (Status, error) {

@@ -45,6 +45,7 @@ const (
 	PrivacyViolation        = "2P000" // dpsql: the query would weaken the privacy guarantee
 	BudgetExhausted         = "2P001" // dpsql: the ledger refuses the charge
 	InsufficientData        = "2P002" // dpsql: too few data for a DP estimate (e.g. bounds)
+	FailedAfterData         = "2P003" // dpsql: a charged query failed after it read private data; cause withheld
 	InternalError           = "XX000"
 	QueryCanceled           = "57014"
 	DataException           = "22000"

@@ -27,7 +27,9 @@ type Options struct {
 	ReadOnly bool
 	// Threads is DuckDB's worker thread count; 0 keeps DuckDB's default (the number of cores).
 	Threads int
-	// MemoryLimit is DuckDB's memory_limit, such as "2GB"; "" keeps DuckDB's default.
+	// MemoryLimit is DuckDB's memory_limit, such as "2GB". "" keeps DuckDB's default for the
+	// owner (80% of the machine's memory) and means DefaultAnalystMemoryLimit in analyst mode
+	// (also after BecomeAnalyst), so that one analyst query cannot take the machine's memory.
 	MemoryLimit string
 	// AllowedPaths are files analyst mode may read besides those the views of the database
 	// name (which Open finds itself, see ViewFiles). Relative paths resolve against the
@@ -38,11 +40,17 @@ type Options struct {
 	AllowedDirectories []string
 }
 
+// DefaultAnalystMemoryLimit is DuckDB's memory_limit in analyst mode when
+// Options.MemoryLimit is "". A query that needs more fails (it may spill to disk first).
+const DefaultAnalystMemoryLimit = "4GB"
+
 // DB is an open DuckDB database. It is safe for concurrent use; statements run one at a time
 // on its single connection.
 type DB struct {
 	db   *sql.DB
 	mode backend.Mode
+	// memoryLimit is Options.MemoryLimit, applied again by BecomeAnalyst.
+	memoryLimit string
 }
 
 // MaxTxAttempts is how many times Tx runs its function before giving up on transaction
@@ -71,7 +79,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	sdb.SetMaxIdleConns(1)
 	sdb.SetConnMaxLifetime(0)
 	sdb.SetConnMaxIdleTime(0)
-	d := &DB{db: sdb, mode: opts.Mode}
+	d := &DB{db: sdb, mode: opts.Mode, memoryLimit: opts.MemoryLimit}
 	if err := d.setup(ctx, opts); err != nil {
 		return nil, errors.Join(err, sdb.Close())
 	}
@@ -101,8 +109,12 @@ func (d *DB) setup(ctx context.Context, opts Options) error {
 	if opts.Threads > 0 {
 		stmts = append(stmts, "SET threads = "+strconv.Itoa(opts.Threads))
 	}
-	if opts.MemoryLimit != "" {
-		stmts = append(stmts, "SET memory_limit = "+quote(opts.MemoryLimit))
+	limit := opts.MemoryLimit
+	if limit == "" && opts.Mode == backend.Analyst {
+		limit = DefaultAnalystMemoryLimit
+	}
+	if limit != "" {
+		stmts = append(stmts, "SET memory_limit = "+quote(limit))
 	}
 	if opts.Mode == backend.Analyst {
 		files, dirs, err := ViewFiles(ctx, d)
@@ -168,7 +180,7 @@ func (d *DB) BecomeAnalyst(ctx context.Context) error {
 	if d.mode == backend.Analyst {
 		return nil
 	}
-	if err := d.setup(ctx, Options{Mode: backend.Analyst}); err != nil {
+	if err := d.setup(ctx, Options{Mode: backend.Analyst, MemoryLimit: d.memoryLimit}); err != nil {
 		return err
 	}
 	d.mode = backend.Analyst

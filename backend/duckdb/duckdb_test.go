@@ -124,6 +124,41 @@ func TestSettings(t *testing.T) {
 	}
 }
 
+// Analysts get DefaultAnalystMemoryLimit unless told otherwise, also when an owner's
+// database becomes an analyst's; the owner keeps DuckDB's default.
+func TestAnalystMemoryLimit(t *testing.T) {
+	ctx := context.Background()
+	limit := func(d *DB) string {
+		t.Helper()
+		rows, err := d.Query(ctx, "SELECT current_setting('memory_limit')")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows.Values[0][0].(string)
+	}
+	// DuckDB prints 4GB (4*10^9 bytes) as 3.7 GiB.
+	if got := limit(open(t, "", Options{Mode: backend.Analyst})); got != "3.7 GiB" {
+		t.Errorf("analyst default memory_limit = %s, want 3.7 GiB", got)
+	}
+	owner := open(t, "", Options{Mode: backend.Owner})
+	if got := limit(owner); got == "3.7 GiB" {
+		t.Errorf("owner memory_limit = %s: the analyst default applies to the owner", got)
+	}
+	if err := owner.BecomeAnalyst(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := limit(owner); got != "3.7 GiB" {
+		t.Errorf("memory_limit after BecomeAnalyst = %s, want 3.7 GiB", got)
+	}
+	custom := open(t, "", Options{Mode: backend.Owner, MemoryLimit: "512MB"})
+	if err := custom.BecomeAnalyst(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := limit(custom); !strings.Contains(got, "MiB") {
+		t.Errorf("memory_limit after BecomeAnalyst with 512MB = %s", got)
+	}
+}
+
 func TestTxCommitsAndRollsBack(t *testing.T) {
 	ctx := context.Background()
 	d := open(t, "", Options{Mode: backend.Owner})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/signal"
 
@@ -22,7 +21,7 @@ func main() {
 		Notify:           notifyInterrupt,
 		Getenv:           os.Getenv,
 	})
-	os.Exit(exitCode(err))
+	os.Exit(cli.ExitCode(err))
 }
 
 // open adapts dpsql.Open to the command's Engine interface (returning a nil interface, not a
@@ -38,17 +37,4 @@ func open(ctx context.Context, cfg dpsql.Config) (cli.Engine, error) {
 func notifyInterrupt(c chan<- os.Signal) (stop func()) {
 	signal.Notify(c, os.Interrupt)
 	return func() { signal.Stop(c) }
-}
-
-// exitCode maps Run's error (already reported on stderr) to the exit status.
-func exitCode(err error) int {
-	var usage *cli.UsageError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &usage):
-		return 2
-	default:
-		return 1
-	}
 }

@@ -18,8 +18,8 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("%w: boom", cli.ErrFailed), 1},
 		{errors.New("writing output: broken pipe"), 1},
 	} {
-		if got := exitCode(c.err); got != c.want {
-			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.want)
+		if got := cli.ExitCode(c.err); got != c.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", c.err, got, c.want)
 		}
 	}
 }

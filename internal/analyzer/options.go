@@ -18,7 +18,10 @@ import (
 //     ANONYMIZATION syntax (ZetaSQL recommends engines require it: without it one user's
 //     influence is unbounded) and defaults to 1 in the DIFFERENTIAL_PRIVACY syntax, as in
 //     GoogleSQL;
-//   - max_rows_contributed is mutually exclusive with kappa.
+//   - max_rows_contributed is mutually exclusive with kappa;
+//   - kappa and max_rows_contributed are at most MaxContributions, so that every backend can
+//     run the query (see there): a limit the database would only hit while reading the data
+//     would fail the query after it was charged.
 func parseOptions(c *ast.AnonClause) (Options, *ast.Ident, error) {
 	o := Options{Syntax: c.Syntax, Pos: c.Span().Start, Noise: "laplace"}
 	var unitCol *ast.Ident
@@ -52,9 +55,9 @@ func parseOptions(c *ast.AnonClause) (Options, *ast.Ident, error) {
 			}
 		case "kappa", "max_groups_contributed":
 			kappaOpt = opt
-			o.Kappa, err = positiveInt(opt)
+			o.Kappa, err = contributions(opt)
 		case "max_rows_contributed":
-			o.MaxRowsContributed, err = positiveInt(opt)
+			o.MaxRowsContributed, err = contributions(opt)
 		case "privacy_unit_column":
 			unitCol, err = identValue(opt)
 		case "group_selection_strategy":
@@ -165,6 +168,25 @@ func positiveInt(opt *ast.Option) (int64, error) {
 		return 0, optErr(opt, fmt.Sprintf("%s must be a positive integer", opt.Name.Name), "")
 	}
 	return int64(v), nil
+}
+
+// MaxContributions is the largest kappa (max_groups_contributed) and max_rows_contributed.
+// The stage keeps each unit's first n rows by priority with row_number() <= n, which DuckDB
+// rewrites into arg_min(..., n), and DuckDB refuses n >= 1000000 ("n value must be <
+// 1000000") only when it runs the query, after the charge; 100000 leaves room below that.
+// Noise grows linearly with either limit, so larger values would release nothing useful.
+const MaxContributions = 100000
+
+func contributions(opt *ast.Option) (int64, error) {
+	v, err := positiveInt(opt)
+	if err != nil {
+		return 0, err
+	}
+	if v > MaxContributions {
+		return 0, optErr(opt, fmt.Sprintf("%s is %d, above the limit of %d", opt.Name.Name, v, MaxContributions),
+			fmt.Sprintf("give at most %d; noise grows with %s, so a smaller value (the number of groups or rows one unit really needs) gives more accurate results", MaxContributions, opt.Name.Name))
+	}
+	return v, nil
 }
 
 func identValue(opt *ast.Option) (*ast.Ident, error) {

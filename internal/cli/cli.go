@@ -69,7 +69,14 @@ func IsTerminal(f *os.File) bool {
 // Run runs the dpsql command with the arguments after the program name. It reports every
 // error it returns on opts.Stderr before returning it: a *UsageError for a bad command line,
 // an error wrapping ErrFailed for a failed statement, another error otherwise.
-func Run(ctx context.Context, args []string, opts Options) error {
+func Run(ctx context.Context, args []string, opts Options) (err error) {
+	defer func() {
+		// The engine recovers its own panics; this is for the command's code around it.
+		if r := recover(); r != nil {
+			fmt.Fprintf(opts.Stderr, "ERROR: internal error: %v (a bug in dpsql; please report it)\n", r)
+			err = fmt.Errorf("%w: internal error: %v", ErrFailed, r)
+		}
+	}()
 	f, err := parseFlags(args)
 	if err != nil {
 		fmt.Fprintf(opts.Stderr, "dpsql: %v\nTry \"dpsql --help\" for more information.\n", err)
@@ -89,6 +96,7 @@ func Run(ctx context.Context, args []string, opts Options) error {
 		Owner:            f.owner || len(f.init) > 0,
 		ConfidenceLevel:  f.confidence,
 		StatementTimeout: f.timeout,
+		MemoryLimit:      f.memoryLimit,
 	}
 	eng, err := opts.Open(ctx, cfg)
 	if err != nil {
@@ -110,6 +118,21 @@ func Run(ctx context.Context, args []string, opts Options) error {
 		err = fmt.Errorf("%w: %w", ErrFailed, cerr)
 	}
 	return err
+}
+
+// ExitCode maps Run's error (already reported on standard error) to the command's exit
+// status: 0 for nil, 2 for a *UsageError (a bad command line), 1 for anything else (a failed
+// statement, input or output). A panic never decides it: Run and the engine recover them.
+func ExitCode(err error) int {
+	var usage *UsageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &usage):
+		return 2
+	default:
+		return 1
+	}
 }
 
 func version(v string) string {

@@ -8,5 +8,7 @@
 //
 // Run prints every error it returns on the standard error itself (SQL errors with
 // sqlerr.Render: the source line, a caret, RULE: and HINT:), so the command's main only maps
-// the returned error to an exit code: nil is 0, a *UsageError is 2, anything else is 1.
+// the returned error to an exit code with ExitCode: nil is 0, a *UsageError is 2, anything
+// else is 1. Run recovers panics in its own code (the engine recovers its own), so a bug
+// exits 1 with a message, never 2 with a Go trace.
 package cli

@@ -35,16 +35,17 @@ type source struct {
 
 // flags is the parsed command line.
 type flags struct {
-	database   string
-	sources    []source
-	init       []string
-	owner      bool
-	format     Format
-	confidence float64
-	timeout    time.Duration
-	quiet      bool
-	help       bool
-	version    bool
+	database    string
+	sources     []source
+	init        []string
+	owner       bool
+	format      Format
+	confidence  float64
+	timeout     time.Duration // 0: the default; negative: no limit (--timeout 0)
+	memoryLimit string
+	quiet       bool
+	help        bool
+	version     bool
 }
 
 // option describes one flag: its long name, its one-letter short name (0 for none) and
@@ -93,7 +94,17 @@ func options() []option {
 			if err != nil || d < 0 {
 				return usagef("--timeout %q: want a duration like 30s, 2m or 1h30m (0 for no limit)", v)
 			}
+			if d == 0 {
+				d = -1 // dpsql.Config: negative is no limit, 0 the default
+			}
 			f.timeout = d
+			return nil
+		}},
+		{long: "memory-limit", hasValue: true, set: func(f *flags, v string) error {
+			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "'\\") {
+				return usagef("--memory-limit %q: want a size like 2GB or 512MB", v)
+			}
+			f.memoryLimit = v
 			return nil
 		}},
 		{long: "quiet", short: 'q', set: func(f *flags, _ string) error { f.quiet = true; return nil }},
@@ -200,7 +211,11 @@ Options:
                           repeatable (with --owner, stay the owner)
       --format FORMAT     table (default), csv, or json (one array of rows per line)
       --confidence LEVEL  add confidence interval bounds to noisy columns, e.g. 0.95
-      --timeout DURATION  cancel any statement that runs longer, e.g. 30s
+      --timeout DURATION  cancel any statement that runs longer, e.g. 30s; 0 for no
+                          limit (default: 5m for analysts, none for the owner); an
+                          anonymized query cancelled after it started reading data is
+                          charged
+      --memory-limit SIZE DuckDB's memory limit, e.g. 8GB (default: 4GB for analysts)
   -q, --quiet             do not print notices (budget charged and left, ...) or the
                           prompt's welcome line
   -h, --help              show this help

@@ -31,6 +31,8 @@ func TestParseFlags(t *testing.T) {
 			[]string{"--format", "JSON", "--confidence=0.95", "--timeout", "1m30s", "--quiet"},
 			flags{format: FormatJSON, confidence: 0.95, timeout: 90 * time.Second, quiet: true},
 		},
+		// --timeout 0 is no limit (negative in dpsql.Config; 0 there is the default)
+		{[]string{"--timeout=0", "--memory-limit", "8GB"}, flags{timeout: -1, memoryLimit: "8GB", format: FormatTable}},
 		{[]string{"--", "-odd-name.duckdb"}, flags{database: "-odd-name.duckdb", format: FormatTable}},
 		{[]string{"-h"}, flags{help: true, format: FormatTable}},
 		{[]string{"--version"}, flags{version: true, format: FormatTable}},
@@ -58,6 +60,7 @@ func TestParseFlagsUsageErrors(t *testing.T) {
 		{"--confidence", "abc"},
 		{"--timeout", "5"},
 		{"--timeout=-1s"},
+		{"--memory-limit", ""},
 		{"a.duckdb", "b.duckdb"},
 	} {
 		_, err := parseFlags(args)

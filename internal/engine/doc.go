@@ -1,7 +1,13 @@
 // Package engine runs dpsql statements on a backend: it parses a script, dispatches each
 // statement (anonymized queries through analyze → rewrite → exec, the owner's policy and
-// budget statements to the store and the ledger, other owner SQL to the database) and
-// charges every release to the ledger before returning it.
+// budget statements to the store and the ledger, other owner SQL to the database).
+//
+// Budget before data: an anonymized query is checked without reading a private row
+// (exec.Prepared.Check: a mistake costs nothing), then charged durably (ledger.Spend.Commit:
+// a query the budget cannot pay never runs), and only then run. Every failure after that is
+// reported as one error, SQLSTATE 2P003, whatever its cause (failedAfterData). Analyst
+// statements have a default timeout (DefaultAnalystTimeout). No panic escapes Exec: it
+// becomes an internal error (XX000) whose cause is a *PanicError.
 //
 // The public package dpsql wraps it with production mechanisms; tests construct it with
 // noiseless ones (internal/testmode).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -31,9 +32,14 @@ type Options struct {
 	Owner bool
 	// ConfidenceLevel, in (0,1), adds confidence intervals to every released aggregate.
 	ConfidenceLevel float64
-	// StatementTimeout bounds each statement (0: none).
+	// StatementTimeout bounds each statement. 0 means DefaultAnalystTimeout while the engine
+	// serves an analyst and no limit for the owner; a negative value means no limit.
 	StatementTimeout time.Duration
 }
+
+// DefaultAnalystTimeout bounds each analyst statement when Options.StatementTimeout is 0. An
+// anonymized query that reaches it is charged (its timing may depend on the data) and fails.
+const DefaultAnalystTimeout = 5 * time.Minute
 
 // Engine runs statements on one database. It is not safe for concurrent use.
 type Engine struct {
@@ -100,8 +106,16 @@ func (e *Engine) BecomeAnalyst(ctx context.Context) error {
 func (e *Engine) Close() error { return e.b.Close() }
 
 // Exec runs the statements of script in order. It stops at the first error and returns the
-// results before it with the error; error positions are relative to script.
-func (e *Engine) Exec(ctx context.Context, script string) ([]*Result, error) {
+// results before it with the error; error positions are relative to script. A panic inside
+// dpsql does not escape: it becomes an internal error (SQLSTATE XX000) whose Cause is a
+// *PanicError.
+func (e *Engine) Exec(ctx context.Context, script string) (results []*Result, err error) {
+	var at sqlerr.Pos
+	defer func() {
+		if r := recover(); r != nil {
+			err = Internal(r, debug.Stack(), at)
+		}
+	}()
 	parse := parser.Parse
 	if e.o.Owner {
 		parse = parser.Lenient
@@ -110,12 +124,12 @@ func (e *Engine) Exec(ctx context.Context, script string) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var results []*Result
 	for _, st := range stmts {
+		at = st.Span().Start
 		text := stmtText(script, st)
 		sctx, cancel := ctx, context.CancelFunc(func() {})
-		if e.o.StatementTimeout > 0 {
-			sctx, cancel = context.WithTimeout(ctx, e.o.StatementTimeout)
+		if d := e.timeout(); d > 0 {
+			sctx, cancel = context.WithTimeout(ctx, d)
 		}
 		res, err := e.stmt(sctx, st, text)
 		cancel()
@@ -126,6 +140,39 @@ func (e *Engine) Exec(ctx context.Context, script string) ([]*Result, error) {
 		results = append(results, res)
 	}
 	return results, nil
+}
+
+// timeout is the limit of one statement (0: none), see Options.StatementTimeout.
+func (e *Engine) timeout() time.Duration {
+	switch t := e.o.StatementTimeout; {
+	case t > 0:
+		return t
+	case t < 0 || e.o.Owner:
+		return 0
+	}
+	return DefaultAnalystTimeout
+}
+
+// PanicError is the Cause of the internal error that replaces a panic: Value is what was
+// passed to panic, Stack the panicking goroutine's stack, for a bug report.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (p *PanicError) Error() string { return fmt.Sprintf("panic: %v", p.Value) }
+
+// Internal turns a recovered panic value into the error the API returns: SQLSTATE XX000 at
+// pos (which may be the zero Pos), with the panic as a *PanicError Cause. The root package
+// uses it too, so that no panic crosses the public API.
+func Internal(r any, stack []byte, pos sqlerr.Pos) error {
+	pe, ok := r.(*PanicError)
+	if !ok {
+		pe = &PanicError{Value: r, Stack: stack}
+	}
+	return &sqlerr.Error{Code: sqlerr.InternalError, Pos: pos, Cause: pe,
+		Msg:  fmt.Sprintf("internal error: %v", pe.Value),
+		Hint: "this is a bug in dpsql, not in the statement; please report it with the statement that caused it"}
 }
 
 func stmtText(script string, st ast.Stmt) string {
@@ -241,26 +288,42 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	if explain {
 		return explainResult(prep, cost), nil
 	}
+	// Everything that can fail without reading a private row fails here, for free.
+	if err := prep.Check(ctx, e.b); err != nil {
+		return nil, err
+	}
 	spend, err := e.ledger.Prepare(cost, text)
 	if err != nil {
 		return nil, err
 	}
-	res, err := prep.Run(ctx, e.b)
-	var de *exec.DataError
-	if errors.As(err, &de) {
-		return nil, e.chargeFailure(ctx, spend, cost, q, de)
-	}
-	if err != nil {
-		return nil, err
-	}
-	// Nothing is shown before the charge is durably recorded.
+	// Budget before data: the charge is durable before the database reads a private row, so a
+	// query that cannot be paid never runs, and whatever happens from here on is paid for.
 	st, err := spend.Commit(ctx)
 	if err != nil {
+		if se, ok := sqlerr.As(err); ok && !se.Pos.IsValid() {
+			se.Pos = q.Options.Pos
+		}
 		return nil, err
+	}
+	res, err := run(ctx, prep, e.b)
+	if err != nil {
+		return nil, e.failedAfterData(q, cost, err)
 	}
 	out := rowsResult(res.Columns, res.Types, res.Rows)
 	out.Notices = append(out.Notices, chargeNotice(cost, st))
 	return out, nil
+}
+
+// run runs a checked, paid plan. A panic there happened after private data was read, so it is
+// returned as an error like any other failure (and reported uniformly), not as an internal
+// error whose occurrence would tell the analyst something about the data.
+func run(ctx context.Context, prep *exec.Prepared, b backend.Backend) (res *exec.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return prep.Run(ctx, b)
 }
 
 func chargeNotice(cost ledger.Budget, st ledger.Status) string {
@@ -275,7 +338,7 @@ func explainResult(prep *exec.Prepared, cost ledger.Budget) *Result {
 	var lines []string
 	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
 	add("Anonymized aggregation (%d group keys, %d aggregates), kappa = %d", len(p.Query.Keys), len(p.Aggregates), p.Kappa)
-	add("Budget charged when run: %s", cost)
+	add("Budget charged when run, before the data is read: %s", cost)
 	add("Partition selection (%s): epsilon = %g, delta = %g", p.Selection.Rule, p.Selection.Epsilon, p.Selection.Delta)
 	for _, a := range p.Aggregates {
 		if a.Implicit {
@@ -309,24 +372,21 @@ done:
 	return r
 }
 
-// chargeFailure handles a query that failed after it started reading private data: the
-// failure may depend on the data (an estimate with too few data, an error on one user's
-// row), so it is charged like a release, and analysts see no database message, which could
-// quote a private value.
-func (e *Engine) chargeFailure(ctx context.Context, spend *ledger.Spend, cost ledger.Budget, q *analyzer.Query, de *exec.DataError) error {
-	if _, err := spend.Commit(ctx); err != nil {
-		return err
-	}
-	if se, ok := sqlerr.As(de.Err); ok && se.Code == sqlerr.InsufficientData {
-		se.Pos = q.Options.Pos
-		se.Msg += fmt.Sprintf(" (the attempt was charged %s: its failure depends on the data)", cost)
-		return se
-	}
-	msg := "the query failed while evaluating it over private data"
+// failedAfterData is the one error of every query that failed after it started reading
+// private data: a database error, an error of the release in Go, too few data for implicit
+// bounds, the statement timeout, a cancellation, a panic. Whether such a failure happens, and
+// its cause, may depend on one user's data, so the query was charged before it ran and
+// analysts see the same code, message and hint whatever the cause; the owner, who may read
+// the data anyway, also sees the cause.
+func (e *Engine) failedAfterData(q *analyzer.Query, cost ledger.Budget, cause error) error {
+	se := &sqlerr.Error{Code: sqlerr.FailedAfterData, Pos: q.Options.Pos,
+		Msg: fmt.Sprintf("the query failed after it started reading private data; the attempt was charged %s", cost),
+		Hint: "the cause is withheld, because whether and why a query fails there can depend on one user's data; " +
+			"possible causes: an expression that fails on some row (make it total: TRY_CAST, NULLIF for divisors, CASE guards), " +
+			"too few data to estimate implicit bounds (give CLAMPED BETWEEN bounds), the statement timeout or memory limit, a cancellation"}
 	if e.o.Owner {
-		msg += ": " + de.Err.Error()
+		se.Msg += ": " + cause.Error()
+		se.Cause = cause
 	}
-	return &sqlerr.Error{Code: sqlerr.DataException, Pos: q.Options.Pos, Cause: de,
-		Msg:  msg + fmt.Sprintf(" (the attempt was charged %s: whether it fails may depend on the data)", cost),
-		Hint: "the database's message is withheld from analysts because it could quote private values; make every expression total (TRY_CAST, NULLIF for divisors, CASE guards)"}
+	return se
 }

@@ -1,4 +1,6 @@
-// Package exec runs a plan: it sends the stage SQL to the backend, reads one row per group,
+// Package exec runs a plan. Check binds its SQL without reading a row (LIMIT 0), so that the
+// engine can charge the query before any private data is read; Run then sends the stage SQL to
+// the backend (every error from there on is a *DataError), reads one row per group,
 // decides which groups are released and noises every released value with the mechanisms of
 // dp/, then post-processes the released values (SELECT expressions, HAVING, ORDER BY, LIMIT)
 // in the database.

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
+	"github.com/dpsql/dpsql/sqlerr"
 )
 
 // Result is a released table, not yet shown: the engine charges the ledger first.
@@ -35,6 +35,9 @@ type Prepared struct {
 	BoundsSQL []string
 	m         Mechanisms
 	dialect   backend.Dialect
+	// probe is the result of the probe query (the keys' and values' names and types), read
+	// by Check.
+	probe *backend.Rows
 }
 
 // Prepare builds the mechanisms and the stage SQL of a plan, or, when bounds must be
@@ -119,8 +122,71 @@ func (pr *Prepared) estimateBounds(ctx context.Context, b backend.Backend) error
 	return pr.finish()
 }
 
-// Run executes a prepared plan on b: the stage SQL, selection and noise per group, and the
-// post-processing query. Nothing is charged here.
+// Check runs, on b, everything about the plan that can fail without reading a private row:
+// the probe (names and types of the keys and values), the binding of the first query that
+// reads the data (bounds histogram or stage, wrapped so that it returns no row: a LIMIT 0,
+// which DuckDB plans as an empty result and PostgreSQL stops before reading its input), and
+// the binding of the post-processing query over an empty table of released groups (wrapped
+// the same way). Its
+// errors therefore do not depend on the data, and the engine runs it before charging the
+// query, so that a mistake costs nothing. Stage runs it if it has not run.
+func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
+	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
+	if err != nil {
+		return err
+	}
+	first := pr.StageSQL
+	if len(pr.BoundsSQL) > 0 {
+		first = pr.BoundsSQL[0]
+	}
+	if _, err := b.Query(ctx, noRows(first)); err != nil {
+		return err
+	}
+	table := pr.releaseTable(probe)
+	if post := pr.postProcessed(); post != nil {
+		if err := printableKeys(pr.Plan.Query, pr.dialect, table); err != nil {
+			return err
+		}
+		sql, err := sqlgen.Release(post, pr.dialect, table)
+		if err != nil {
+			return err
+		}
+		if _, err := b.Query(ctx, noRows(sql)); err != nil {
+			return err
+		}
+	}
+	pr.probe = probe
+	return nil
+}
+
+// noRows wraps a query so that it binds (names, types, functions) but returns no row and
+// reads none.
+func noRows(sql string) string {
+	return "SELECT 1 FROM (\n" + sql + "\n) AS _dp_check LIMIT 0"
+}
+
+// printableKeys checks, from the keys' types alone, that released keys can be written into
+// the post-processing query: a key type whose values sqlgen cannot print as literals (binary
+// keys) is refused here, before any data is read, rather than once groups are released.
+func printableKeys(q *analyzer.Query, d backend.Dialect, t *sqlgen.ReleaseTable) error {
+	for i := range q.Keys {
+		typ := strings.ToUpper(t.Types[i])
+		if typ != "BLOB" && typ != "BYTEA" {
+			continue
+		}
+		if _, err := sqlgen.Literal(d, []byte{}, t.Types[i]); err != nil {
+			return sqlerr.New(q.Keys[i].Expr.Span().Start, sqlerr.FeatureNotSupported,
+				"group key %d is binary (%s): released binary keys cannot be post-processed", i+1, t.Types[i]).
+				WithHint("cast the key to text (for example hex(key) or CAST(key AS VARCHAR)), or drop ORDER BY, HAVING, LIMIT, expressions over the outputs and confidence intervals")
+		}
+	}
+	return nil
+}
+
+// Run executes a prepared plan on b: Check if it has not run, the stage SQL, selection and
+// noise per group, and the post-processing query. Nothing is charged here. Every error after
+// Check, whatever its cause (the database, a cancellation or timeout, too few data, the
+// release in Go), is a *DataError.
 func (pr *Prepared) Run(ctx context.Context, b backend.Backend) (*Result, error) {
 	st, err := pr.Stage(ctx, b)
 	if err != nil {
@@ -139,19 +205,20 @@ type StageRows struct {
 // Stage runs the plan's SQL in the database. Its result is exact and must never be shown:
 // Release turns it into released values.
 func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, error) {
-	// The probe reads no rows: its errors (names, types) do not depend on the data.
-	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
-	if err != nil {
-		return nil, err
+	if pr.probe == nil {
+		// Check reads no rows: its errors (names, types) do not depend on the data.
+		if err := pr.Check(ctx, b); err != nil {
+			return nil, err
+		}
 	}
 	if err := pr.chooseBounding(ctx, b); err != nil {
-		return nil, dataError(ctx, err)
+		return nil, &DataError{Err: err}
 	}
 	st, err := pr.stage(ctx, b)
 	if err != nil {
-		return nil, dataError(ctx, err)
+		return nil, &DataError{Err: err}
 	}
-	st.probe = probe
+	st.probe = pr.probe
 	return st, nil
 }
 
@@ -210,33 +277,30 @@ func (pr *Prepared) stage(ctx context.Context, b backend.Backend) (*StageRows, e
 }
 
 // DataError is an error that happened after the query started reading private data (or
-// using values estimated from it). Whether it happens may depend on the data, so the engine
-// charges the query for it and does not show the database's message to analysts.
+// using values estimated from it): a database error, too few data for implicit bounds, an
+// error of the release in Go, and also a cancellation or a timeout, since when a query is
+// cancelled relative to its progress can depend on the data. Whether it happens may depend on
+// the data, so the engine charges the query for it (before running it) and shows analysts one
+// uniform error, never the cause.
 type DataError struct{ Err error }
 
 func (e *DataError) Error() string { return e.Err.Error() }
 func (e *DataError) Unwrap() error { return e.Err }
 
-// dataError wraps err as a DataError, except cancellations and timeouts, which come from the
-// caller, not from the data.
-func dataError(ctx context.Context, err error) error {
-	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+// ReleaseRows selects and noises the groups of st (each call draws fresh noise) and
+// post-processes them. Nothing is charged here. Its errors are *DataError values.
+func (pr *Prepared) ReleaseRows(ctx context.Context, b backend.Backend, st *StageRows) (*Result, error) {
+	res, err := pr.releaseRows(ctx, b, st)
+	if err != nil {
+		return nil, &DataError{Err: err}
 	}
-	return &DataError{Err: err}
+	return res, nil
 }
 
-// ReleaseRows selects and noises the groups of st (each call draws fresh noise) and
-// post-processes them. Nothing is charged here.
-func (pr *Prepared) ReleaseRows(ctx context.Context, b backend.Backend, st *StageRows) (*Result, error) {
-	q := pr.Plan.Query
-	probe, rows := st.probe, st.rows
-	col := map[string]int{}
-	for i, c := range rows.Columns {
-		col[strings.ToLower(c)] = i
-	}
-	nk := len(q.Keys)
-	// The release table: keys, then each aggregate's value (and interval).
+// releaseTable is the empty table of released groups: keys (typed as the probe found them),
+// then each aggregate's value (and interval). It sets IntegerResult on integer sums.
+func (pr *Prepared) releaseTable(probe *backend.Rows) *sqlgen.ReleaseTable {
+	nk := len(pr.Plan.Query.Keys)
 	table := &sqlgen.ReleaseTable{}
 	for i := 0; i < nk; i++ {
 		table.Columns = append(table.Columns, analyzer.KeyColumn(i))
@@ -263,6 +327,29 @@ func (pr *Prepared) ReleaseRows(ctx context.Context, b backend.Backend, st *Stag
 			table.Types = append(table.Types, t, t)
 		}
 	}
+	return table
+}
+
+// postProcessed is the query the database evaluates over the released groups, or nil when
+// the released table is the result as it is.
+func (pr *Prepared) postProcessed() *analyzer.Query {
+	level := pr.Plan.ConfidenceLevel
+	if direct(pr.Plan.Query) && level == 0 {
+		return nil
+	}
+	return withIntervals(pr.Plan.Query, level)
+}
+
+func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *StageRows) (*Result, error) {
+	q := pr.Plan.Query
+	rows := st.rows
+	col := map[string]int{}
+	for i, c := range rows.Columns {
+		col[strings.ToLower(c)] = i
+	}
+	nk := len(q.Keys)
+	table := pr.releaseTable(st.probe)
+	level := pr.Plan.ConfidenceLevel
 	res := &Result{StageSQL: pr.StageSQL, Groups: len(rows.Values)}
 	for _, row := range rows.Values {
 		if err := ctx.Err(); err != nil {
@@ -303,21 +390,22 @@ func (pr *Prepared) ReleaseRows(ctx context.Context, b backend.Backend, st *Stag
 		table.Rows = append(table.Rows, out)
 	}
 	res.Released = len(table.Rows)
-	if direct(q) && level == 0 {
+	post := pr.postProcessed()
+	if post == nil {
 		res.Columns = outputNames(q)
 		res.Types = table.Types
 		res.Rows = reorder(q, table.Rows)
 		return res, nil
 	}
-	sql, err := sqlgen.Release(withIntervals(q, level), pr.dialect, table)
+	sql, err := sqlgen.Release(post, pr.dialect, table)
 	if err != nil {
 		return nil, err
 	}
-	post, err := b.Query(ctx, sql)
+	out, err := b.Query(ctx, sql)
 	if err != nil {
-		return nil, dataError(ctx, fmt.Errorf("post-processing the released values: %w", err))
+		return nil, fmt.Errorf("post-processing the released values: %w", err)
 	}
-	res.Columns, res.Types, res.Rows = post.Columns, post.Types, post.Values
+	res.Columns, res.Types, res.Rows = out.Columns, out.Types, out.Values
 	return res, nil
 }
 

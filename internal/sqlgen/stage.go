@@ -144,8 +144,8 @@ func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, 
 func valueExpr(d backend.Dialect, x string) string {
 	if d == backend.Postgres {
 		// The total cast (see PrintData): a text or an out-of-range numeric argument is no
-		// value; the dead branch keeps PostgreSQL's type check.
-		return fmt.Sprintf("NULLIF(CASE WHEN FALSE THEN CAST(%s AS DOUBLE PRECISION) ELSE dpsql.cast_float8(%s) END, CAST('NaN' AS DOUBLE PRECISION))", x, x)
+		// value, not an error that would depend on the data.
+		return fmt.Sprintf("NULLIF(%s, CAST('NaN' AS DOUBLE PRECISION))", pgTotalCast(x, "DOUBLE PRECISION", "float8"))
 	}
 	// TRY_CAST: a value that is not a number (a string argument) is no value, not an error
 	// that would depend on the data (see PrintData).

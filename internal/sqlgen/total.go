@@ -286,11 +286,7 @@ func printPostgres(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node)
 	case *ast.Cast:
 		t := strings.ToUpper(Print(backend.Postgres, x.Type))
 		if c, ok := pgCasts[t]; ok && pgCastTypes[c] {
-			p.WriteString("CASE WHEN FALSE THEN CAST(")
-			p.Print(x.X)
-			p.WriteString(" AS " + t + ") ELSE dpsql.cast_" + c + "(")
-			p.Print(x.X)
-			p.WriteString(") END")
+			p.WriteString(pgTotalCast(PrintData(backend.Postgres, x.X), t, c))
 			return true
 		}
 	case *ast.Extract:
@@ -333,6 +329,33 @@ func printPostgres(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node)
 		return true
 	}
 	return base(p, n)
+}
+
+// pgSafeSources are, for each guarded cast target, the source types whose cast to it
+// cannot fail.
+var pgSafeSources = map[string][]string{
+	"float8":  {"smallint", "integer", "bigint", "real", "double precision"},
+	"float4":  {"smallint", "integer", "bigint", "real"},
+	"numeric": {"smallint", "integer", "bigint", "numeric"},
+	"int8":    {"smallint", "integer", "bigint"},
+	"int4":    {"smallint", "integer"},
+	"int2":    {"smallint"},
+}
+
+// pgTotalCast is the total cast of the printed expression x to the type spelled t (c in
+// pg_catalog): the dead branch keeps PostgreSQL's type check (the planner drops it); a source
+// type whose cast cannot fail is cast as written (pg_typeof costs little), any other calls
+// the dpsql.cast_<c> helper, which returns NULL where the cast fails.
+func pgTotalCast(x, t, c string) string {
+	var b strings.Builder
+	b.WriteString("CASE WHEN FALSE THEN CAST(" + x + " AS " + t + ")")
+	safe := append([]string{c}, pgSafeSources[c]...)
+	for i, s := range safe {
+		safe[i] = "CAST('" + s + "' AS REGTYPE)"
+	}
+	b.WriteString(" WHEN pg_typeof(" + x + ") IN (" + strings.Join(safe, ", ") + ") THEN CAST(" + x + " AS " + t + ")")
+	b.WriteString(" ELSE dpsql.cast_" + c + "(" + x + ") END")
+	return b.String()
 }
 
 // pgCall prints dpsql.f(args).

@@ -194,7 +194,7 @@ func writeRows(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []str
 	b.WriteString("_dp_rows AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + printList(pr, q.From))
 	b.WriteString("\n  WHERE ")
 	if q.Where != nil {
-		b.WriteString("(" + pr(q.Where) + ") AND ")
+		b.WriteString("(" + PrintData(d, condition(d, q.Where)) + ") AND ")
 	}
 	b.WriteString("(" + pr(q.Unit) + ") IS NOT NULL\n),\n")
 	return keys

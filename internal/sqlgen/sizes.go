@@ -17,6 +17,24 @@ const MaxBuiltString = 1 << 20
 
 var maxBuilt = strconv.Itoa(MaxBuiltString)
 
+// guardSizes returns hook preceded by sizeGuard: the nodes that build strings are printed
+// inside their guard, and printed again (inside it) by hook.
+func guardSizes(hook func(*ast.Printer, ast.Node) bool) func(*ast.Printer, ast.Node) bool {
+	// guarded holds the nodes sizeGuard is printing, so that printing one of them again
+	// (inside its guard) goes on to hook.
+	guarded := map[ast.Node]bool{}
+	return func(p *ast.Printer, n ast.Node) bool {
+		if !guarded[n] && sizeGuard(p, n, func(m ast.Node) {
+			guarded[m] = true
+			p.Print(m)
+			delete(guarded, m)
+		}) {
+			return true
+		}
+		return hook(p, n)
+	}
+}
+
 // sizeGuard prints the nodes that build strings from their arguments so that their result is
 // at most MaxBuiltString characters long; it reports false for other nodes. print prints a
 // node as the printer would without the guard.
@@ -67,11 +85,11 @@ func sizeGuard(p *ast.Printer, n ast.Node, print func(ast.Node)) bool {
 			}
 			// Each match grows by at most the replacement's length (back references copy
 			// at most the match): (length(s) + 1) * (length(r) + 1) bounds the result.
-			p.WriteString("(CASE WHEN (length(")
+			p.WriteString("(CASE WHEN (CAST(length(")
 			p.Print(args[0])
-			p.WriteString(") + 1) * (length(")
+			p.WriteString(") AS BIGINT) + 1) * (CAST(length(")
 			p.Print(args[2])
-			p.WriteString(") + 1) <= " + maxBuilt + " THEN ")
+			p.WriteString(") AS BIGINT) + 1) <= " + maxBuilt + " THEN ")
 			print(n)
 			p.WriteString(" END)")
 			return true

@@ -143,7 +143,9 @@ func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, 
 // (it is skipped, as in ZetaSQL) and must not reach clamping.
 func valueExpr(d backend.Dialect, x string) string {
 	if d == backend.Postgres {
-		return fmt.Sprintf("NULLIF(CAST(%s AS DOUBLE PRECISION), CAST('NaN' AS DOUBLE PRECISION))", x)
+		// The total cast (see PrintData): a text or an out-of-range numeric argument is no
+		// value, not an error that would depend on the data.
+		return fmt.Sprintf("NULLIF(%s, CAST('NaN' AS DOUBLE PRECISION))", pgTotalCast(x, "DOUBLE PRECISION", "float8"))
 	}
 	// TRY_CAST: a value that is not a number (a string argument) is no value, not an error
 	// that would depend on the data (see PrintData).

@@ -16,6 +16,10 @@
 // (main in DuckDB, public in PostgreSQL) is named by its table name; one in another schema by
 // "schema.table".
 //
+// On PostgreSQL, Init also installs total helper functions in the dpsql schema (total.go):
+// versions of the operators, functions and casts that can fail which return NULL instead, so
+// that no analyst query fails because of one user's row.
+//
 // A database that was never initialised (a plain DuckDB file, or one opened read-only before
 // the owner ran Init) gives errors wrapping ErrNotInitialized.
 package store

@@ -55,7 +55,9 @@ var initStmts = []string{
 		VALUES (1, FALSE, FALSE, 0, 0, 0, 0, 0) ON CONFLICT (id) DO NOTHING`,
 }
 
-// Init creates the dpsql schema and its tables if they are missing. It is idempotent, and
+// Init creates the dpsql schema and its tables if they are missing, and on PostgreSQL the
+// total helper functions that analysts' expressions over private rows call (total.go). It is
+// idempotent, and
 // writes nothing when they exist (so it succeeds on an initialised read-only database). On a
 // database that cannot be written it returns an error that says so.
 func Init(ctx context.Context, b backend.Backend) error {
@@ -64,7 +66,7 @@ func Init(ctx context.Context, b backend.Backend) error {
 		return err
 	}
 	if ok {
-		return nil
+		return installTotal(ctx, b)
 	}
 	err = b.Tx(ctx, func(q backend.Querier) error {
 		for _, s := range initStmts {
@@ -77,7 +79,7 @@ func Init(ctx context.Context, b backend.Backend) error {
 	if err != nil {
 		return fmt.Errorf("store: cannot create the dpsql schema (it must be created once by the owner on a writable database): %w", err)
 	}
-	return nil
+	return installTotal(ctx, b)
 }
 
 // initialized reports whether all of dpsql's tables exist.

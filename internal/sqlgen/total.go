@@ -1,0 +1,400 @@
+package sqlgen
+
+import (
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/store"
+)
+
+// PrintData prints an analyst expression or FROM clause that is evaluated over private rows.
+// Such an expression must be total: it must not fail on some rows and not on others, since
+// whether a query fails would then reveal one user's data with certainty (say, an overflow
+// only for a value above 5), and no noise can hide it. A failure that happens for every row
+// is no better: it happens only when some row reaches it (one user's row passing a WHERE).
+//
+// On both dialects a scalar subquery is printed as (SELECT * FROM (q) LIMIT 1): a subquery
+// that returns several rows only for one user's row would otherwise fail the query.
+//
+// On DuckDB every expression that can fail at run time (arithmetic, comparisons, casts,
+// scalar function calls, BETWEEN, IN, LIKE, EXTRACT) is wrapped in TRY(...), which yields
+// NULL for the rows where it fails, and casts become TRY_CAST. A comparison of two columns
+// (a join condition) is printed bare only when both have the same type, which DuckDB folds
+// at bind time: CASE WHEN typeof(a) = typeof(b) THEN a = b ELSE TRY(a = b) END, so hash
+// joins stay possible and an implicit cast (text compared with a number) cannot fail. A
+// value in a boolean position (WHERE, ON, HAVING, QUALIFY, FILTER, CASE WHEN, NOT, AND, OR,
+// IS TRUE) that is not a boolean expression is printed as TRY_CAST(x AS BOOLEAN), and
+// CASE x WHEN v is printed as CASE WHEN x = v, a guarded comparison.
+//
+// PostgreSQL has no TRY. There, arithmetic, casts, fallible functions and LIKE with a
+// pattern that is not a valid literal call total helper functions that the owner's store.Init
+// installs in the dpsql schema (see internal/store/total.go): each has the signature of the
+// PostgreSQL operator or function it guards, so calls resolve to the same types, and returns
+// NULL where the original fails. Casts are printed as
+// CASE WHEN FALSE THEN CAST(x AS T) ELSE dpsql.cast_T(x) END: the dead branch keeps
+// PostgreSQL's own type check (a cast that does not exist is refused before any row is
+// read) and the planner removes it. Subtrees that read no column are printed as written:
+// PostgreSQL folds them while planning, so they fail (or not) whatever the data.
+func PrintData(d backend.Dialect, n ast.Node) string {
+	p := basePrinter(d)
+	base := p.Hook
+	p.Hook = guardSizes(func(p *ast.Printer, n ast.Node) bool {
+		if s, ok := n.(*ast.Subquery); ok {
+			p.WriteString("(SELECT * FROM (")
+			p.Print(s.Query)
+			p.WriteString(") AS _dp_scalar LIMIT 1)")
+			return true
+		}
+		switch d {
+		case backend.DuckDB:
+			return printDuckDB(p, n, base)
+		case backend.Postgres:
+			return printPostgres(p, n, base)
+		}
+		return base(p, n)
+	})
+	p.Print(n)
+	return p.String()
+}
+
+// printDuckDB is PrintData's hook on DuckDB.
+func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) bool) bool {
+	if c := boolPositions(n); c != nil {
+		p.Default(c)
+		return true
+	}
+	switch x := n.(type) {
+	case *ast.Cast:
+		// TRY_CAST is total; its operand is printed (and guarded) on its own.
+		cc := *x
+		cc.Safe, cc.Colon = true, false
+		return base(p, &cc)
+	case *ast.Binary:
+		if isComparison(x.Op) && isColumn(x.L) && isColumn(x.R) {
+			p.WriteString("CASE WHEN typeof(")
+			p.Print(x.L)
+			p.WriteString(") = typeof(")
+			p.Print(x.R)
+			p.WriteString(") THEN ")
+			p.Default(x)
+			p.WriteString(" ELSE TRY(")
+			p.Default(x)
+			p.WriteString(") END")
+			return true
+		}
+	}
+	if !fallible(n) {
+		return base(p, n)
+	}
+	p.WriteString("TRY(")
+	if !base(p, n) {
+		p.Default(n)
+	}
+	p.WriteString(")")
+	return true
+}
+
+// fallible reports whether evaluating n (not counting its children) can fail at run time on
+// DuckDB.
+func fallible(n ast.Node) bool {
+	switch x := n.(type) {
+	case *ast.Binary:
+		return x.Op != "AND" && x.Op != "OR"
+	case *ast.Unary:
+		return x.Op == "-" || x.Op == "+"
+	case *ast.Between, *ast.InList, *ast.Like, *ast.Extract:
+		return true
+	case *ast.FuncCall:
+		return x.Over == nil && len(x.Name) == 1 && !analyzer.IsAggregate(x.Name[0].Name)
+	}
+	return false
+}
+
+func isComparison(op string) bool {
+	switch op {
+	case "=", "<>", "!=", "<", "<=", ">", ">=", "IS DISTINCT FROM", "IS NOT DISTINCT FROM":
+		return true
+	}
+	return false
+}
+
+func isColumn(e ast.Expr) bool {
+	for {
+		switch x := e.(type) {
+		case *ast.Paren:
+			e = x.X
+		case *ast.ColumnRef:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// boolPositions returns a shallow copy of n in which every operand that DuckDB would convert
+// to BOOLEAN implicitly (and fail on a value such as 'x') is an explicit TRY_CAST(... AS
+// BOOLEAN), and a CASE with an operand is a searched CASE of comparisons; nil if n has no
+// such operand.
+func boolPositions(n ast.Node) ast.Node {
+	changed := false
+	cond := func(e ast.Expr) ast.Expr {
+		if e == nil || isBoolean(e) {
+			return e
+		}
+		changed = true
+		return boolCast(e)
+	}
+	switch x := n.(type) {
+	case *ast.Select:
+		c := *x
+		c.Where, c.Having, c.Qualify = cond(x.Where), cond(x.Having), cond(x.Qualify)
+		if changed {
+			return &c
+		}
+	case *ast.Join:
+		c := *x
+		if c.On = cond(x.On); changed {
+			return &c
+		}
+	case *ast.Unary:
+		c := *x
+		if x.Op == "NOT" {
+			if c.X = cond(x.X); changed {
+				return &c
+			}
+		}
+	case *ast.Binary:
+		c := *x
+		if x.Op == "AND" || x.Op == "OR" {
+			if c.L, c.R = cond(x.L), cond(x.R); changed {
+				return &c
+			}
+		}
+	case *ast.IsNull:
+		c := *x
+		if x.Value == "TRUE" || x.Value == "FALSE" {
+			if c.X = cond(x.X); changed {
+				return &c
+			}
+		}
+	case *ast.FuncCall:
+		c := *x
+		if c.Filter = cond(x.Filter); changed {
+			return &c
+		}
+	case *ast.Case:
+		c := *x
+		c.Whens = make([]*ast.When, len(x.Whens))
+		for i, w := range x.Whens {
+			cw := *w
+			if x.Operand != nil {
+				cw.Cond = &ast.Binary{Op: "=", L: x.Operand, R: w.Cond}
+			} else {
+				cw.Cond = cond(w.Cond)
+			}
+			c.Whens[i] = &cw
+		}
+		if x.Operand != nil || changed {
+			c.Operand = nil
+			return &c
+		}
+	}
+	return nil
+}
+
+// condition is e in a boolean position (a WHERE clause): on DuckDB, TRY_CAST(e AS BOOLEAN)
+// unless e is a boolean expression (see PrintData).
+func condition(d backend.Dialect, e ast.Expr) ast.Expr {
+	if d != backend.DuckDB || isBoolean(e) {
+		return e
+	}
+	return boolCast(e)
+}
+
+func boolCast(e ast.Expr) ast.Expr {
+	return &ast.Cast{X: e, Type: &ast.TypeName{Name: "BOOLEAN"}, Safe: true}
+}
+
+// isBoolean reports whether e is a boolean expression whatever the types of its operands.
+func isBoolean(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Paren:
+		return isBoolean(x.X)
+	case *ast.Binary:
+		return isComparison(x.Op) || x.Op == "AND" || x.Op == "OR"
+	case *ast.Unary:
+		return x.Op == "NOT"
+	case *ast.IsNull, *ast.Between, *ast.InList, *ast.InSubquery, *ast.Like, *ast.Exists:
+		return true
+	case *ast.Literal:
+		return x.Kind == ast.BoolLit || x.Kind == ast.NullLit
+	case *ast.Cast:
+		t := strings.ToUpper(x.Type.Name)
+		return x.Safe && (t == "BOOLEAN" || t == "BOOL") && len(x.Type.Args) == 0
+	}
+	return false
+}
+
+// ---- PostgreSQL ----
+
+// pgGuardedFuncs and pgCastTypes are the functions and cast targets that have total helpers
+// on PostgreSQL (internal/store installs them). The other allowlisted functions are total
+// there (lower, length, strpos, greatest, coalesce, ...) or do not exist on PostgreSQL, which
+// then refuses the query before reading a row.
+var (
+	pgGuardedFuncs = setOf(store.TotalFuncs...)
+	pgCastTypes    = setOf(store.TotalCasts...)
+)
+
+// pgCasts maps PostgreSQL type spellings (as printed) to pg_catalog type names. Casts to
+// other types (text types, which cannot fail) stay as written.
+var pgCasts = map[string]string{
+	"SMALLINT": "int2", "INT2": "int2", "INTEGER": "int4", "INT": "int4", "INT4": "int4",
+	"BIGINT": "int8", "INT8": "int8", "NUMERIC": "numeric", "DECIMAL": "numeric",
+	"REAL": "float4", "FLOAT4": "float4", "DOUBLE PRECISION": "float8", "FLOAT8": "float8",
+	"BOOLEAN": "bool", "DATE": "date", "TIMESTAMP": "timestamp",
+	"TIMESTAMP WITHOUT TIME ZONE": "timestamp", "TIMESTAMPTZ": "timestamptz",
+	"TIMESTAMP WITH TIME ZONE": "timestamptz", "TIME": "time", "INTERVAL": "interval",
+}
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// printPostgres is PrintData's hook on PostgreSQL.
+func printPostgres(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) bool) bool {
+	if e, ok := n.(ast.Expr); ok && !readsData(e) {
+		return base(p, n)
+	}
+	switch x := n.(type) {
+	case *ast.Binary:
+		if f, ok := store.TotalOperators[x.Op]; ok {
+			pgCall(p, f, x.L, x.R)
+			return true
+		}
+	case *ast.Unary:
+		if x.Op == "-" {
+			pgCall(p, store.TotalOperators["-u"], x.X)
+			return true
+		}
+	case *ast.Cast:
+		t := strings.ToUpper(Print(backend.Postgres, x.Type))
+		if c, ok := pgCasts[t]; ok && pgCastTypes[c] {
+			p.WriteString(pgTotalCast(PrintData(backend.Postgres, x.X), t, c))
+			return true
+		}
+	case *ast.Extract:
+		pgCall(p, `"extract"`, &ast.Literal{Kind: ast.StringLit, Text: strings.ToLower(x.Field)}, x.X)
+		return true
+	case *ast.Like:
+		if x.Escape == nil && validLikeLiteral(x.Pattern) {
+			break
+		}
+		pat := x.Pattern
+		if x.Escape != nil {
+			pat = &ast.FuncCall{Name: []*ast.Ident{{Name: "like_escape"}}, Args: []ast.Expr{x.Pattern, x.Escape}}
+		}
+		if x.Not {
+			p.WriteString("NOT ")
+		}
+		op := store.TotalOperators["~~"]
+		if x.ILike {
+			op = store.TotalOperators["~~*"]
+		}
+		pgCall(p, op, x.X, pat)
+		return true
+	case *ast.FuncCall:
+		if len(x.Name) != 1 || x.Over != nil || x.Distinct || x.Star || len(x.NamedArgs) > 0 {
+			break
+		}
+		name := strings.ToLower(x.Name[0].Name)
+		if to, ok := funcNames[backend.Postgres][name]; ok {
+			name = to
+		}
+		if !pgGuardedFuncs[name] {
+			break
+		}
+		args := x.Args
+		if (name == "round" || name == "trunc") && len(args) == 2 {
+			// PostgreSQL rounds to n digits only NUMERIC values (see printer).
+			args = []ast.Expr{&ast.Cast{X: args[0], Type: &ast.TypeName{Name: "NUMERIC"}}, args[1]}
+		}
+		pgCall(p, `"`+name+`"`, args...)
+		return true
+	}
+	return base(p, n)
+}
+
+// pgSafeSources are, for each guarded cast target, the source types whose cast to it
+// cannot fail.
+var pgSafeSources = map[string][]string{
+	"float8":  {"smallint", "integer", "bigint", "real", "double precision"},
+	"float4":  {"smallint", "integer", "bigint", "real"},
+	"numeric": {"smallint", "integer", "bigint", "numeric"},
+	"int8":    {"smallint", "integer", "bigint"},
+	"int4":    {"smallint", "integer"},
+	"int2":    {"smallint"},
+}
+
+// pgTotalCast is the total cast of the printed expression x to the type spelled t (c in
+// pg_catalog): the dead branch keeps PostgreSQL's type check (the planner drops it); a source
+// type whose cast cannot fail is cast as written (pg_typeof costs little), any other calls
+// the dpsql.cast_<c> helper, which returns NULL where the cast fails.
+func pgTotalCast(x, t, c string) string {
+	var b strings.Builder
+	b.WriteString("CASE WHEN FALSE THEN CAST(" + x + " AS " + t + ")")
+	safe := append([]string{c}, pgSafeSources[c]...)
+	for i, s := range safe {
+		safe[i] = "CAST('" + s + "' AS REGTYPE)"
+	}
+	b.WriteString(" WHEN pg_typeof(" + x + ") IN (" + strings.Join(safe, ", ") + ") THEN CAST(" + x + " AS " + t + ")")
+	b.WriteString(" ELSE dpsql.cast_" + c + "(" + x + ") END")
+	return b.String()
+}
+
+// pgCall prints dpsql.f(args).
+func pgCall(p *ast.Printer, f string, args ...ast.Expr) {
+	p.WriteString("dpsql." + f + "(")
+	for i, a := range args {
+		if i > 0 {
+			p.WriteString(", ")
+		}
+		p.Expr(a, 0)
+	}
+	p.WriteString(")")
+}
+
+// readsData reports whether e refers to a column or a subquery: an expression without either
+// is a constant that PostgreSQL folds while planning, before any row is read.
+func readsData(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.ColumnRef, *ast.Subquery, *ast.Exists, *ast.InSubquery:
+			found = true
+		case *ast.FuncCall:
+			if x.Over != nil || analyzer.IsAggregate(x.Name[len(x.Name)-1].Name) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// validLikeLiteral reports whether pattern is a string literal that PostgreSQL's LIKE
+// accepts (it fails on a pattern ending with the escape character \).
+func validLikeLiteral(pattern ast.Expr) bool {
+	l, ok := pattern.(*ast.Literal)
+	if !ok || l.Kind != ast.StringLit {
+		return false
+	}
+	n := len(l.Text) - len(strings.TrimRight(l.Text, `\`))
+	return n%2 == 0
+}

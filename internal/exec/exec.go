@@ -35,25 +35,18 @@ type Prepared struct {
 	BoundsSQL []string
 	m         Mechanisms
 	dialect   backend.Dialect
+	// probe is the result of the query that reads no rows (column names and types), once
+	// Bind ran it.
+	probe *backend.Rows
 }
 
 // Prepare builds the mechanisms and the stage SQL of a plan, or, when bounds must be
 // estimated first, the histogram queries that estimate them.
 func Prepare(p *plan.Plan, m Mechanisms, d backend.Dialect) (*Prepared, error) {
 	pr := &Prepared{Plan: p, m: m, dialect: d}
-	for j, a := range p.Aggregates {
-		if !a.Implicit {
-			continue
-		}
-		h, err := Histogram(a)
-		if err != nil {
-			return nil, err
-		}
-		sql, err := sqlgen.BoundsStage(p, d, j, h.ScaleExp, h.NumBins)
-		if err != nil {
-			return nil, err
-		}
-		pr.BoundsSQL = append(pr.BoundsSQL, sql)
+	var err error
+	if pr.BoundsSQL, err = pr.boundsSQL(); err != nil {
+		return nil, err
 	}
 	if len(pr.BoundsSQL) == 0 {
 		if err := pr.finish(); err != nil {
@@ -68,6 +61,13 @@ func (pr *Prepared) finish() error {
 	rel, err := pr.m.Prepare(pr.Plan)
 	if err != nil {
 		return err
+	}
+	for _, a := range pr.Plan.Aggregates {
+		if a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles {
+			if a.Leaves, err = NumLeaves(a); err != nil {
+				return err
+			}
+		}
 	}
 	sql, err := sqlgen.Stage(pr.Plan, pr.dialect)
 	if err != nil {
@@ -132,16 +132,12 @@ func (pr *Prepared) Run(ctx context.Context, b backend.Backend) (*Result, error)
 // StageRows is what the database computed for a plan: one exact row per group.
 type StageRows struct {
 	probe, rows *backend.Rows
-	// leaves holds the quantile trees' leaf counts: aggregate -> group key -> leaf -> count.
-	leaves map[int]map[string]map[int]int64
 }
 
 // Stage runs the plan's SQL in the database. Its result is exact and must never be shown:
 // Release turns it into released values.
 func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, error) {
-	// The probe reads no rows: its errors (names, types) do not depend on the data.
-	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
-	if err != nil {
+	if err := pr.Bind(ctx, b); err != nil {
 		return nil, err
 	}
 	if err := pr.chooseBounding(ctx, b); err != nil {
@@ -151,8 +147,70 @@ func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, e
 	if err != nil {
 		return nil, dataError(ctx, err)
 	}
-	st.probe = probe
+	st.probe = pr.probe
 	return st, nil
+}
+
+// Bind asks the database for the types of the keys and values with a query that reads no
+// rows (so its errors, names and types, do not depend on the data), and prints the plan's SQL
+// again with each key normalised by its type. It refuses keys the release could not
+// post-process. Stage calls it when it has not run yet; EXPLAIN calls it to show the SQL that
+// will run.
+func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
+	if pr.probe != nil {
+		return nil
+	}
+	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
+	if err != nil {
+		return err
+	}
+	if err := pr.setKeyTypes(probe.Types[:len(pr.Plan.Query.Keys)]); err != nil {
+		return err
+	}
+	pr.probe = probe
+	return nil
+}
+
+// setKeyTypes records the keys' database types and prints the plan's SQL again with each key normalised by its type
+// (sqlgen.NormaliseKey). It refuses keys that the release step could not post-process, before
+// any data is read.
+func (pr *Prepared) setKeyTypes(types []string) error {
+	q := pr.Plan.Query
+	if err := sqlgen.CheckKeyTypes(q, types, !direct(q) || pr.Plan.ConfidenceLevel > 0); err != nil {
+		return err
+	}
+	pr.Plan.KeyTypes = append([]string(nil), types...)
+	if pr.Release != nil {
+		sql, err := sqlgen.Stage(pr.Plan, pr.dialect)
+		if err != nil {
+			return err
+		}
+		pr.StageSQL = sql
+		return nil
+	}
+	var err error
+	pr.BoundsSQL, err = pr.boundsSQL()
+	return err
+}
+
+// boundsSQL prints the histogram queries of the aggregates with implicit bounds.
+func (pr *Prepared) boundsSQL() ([]string, error) {
+	var out []string
+	for j, a := range pr.Plan.Aggregates {
+		if !a.Implicit {
+			continue
+		}
+		h, err := Histogram(a)
+		if err != nil {
+			return nil, err
+		}
+		sql, err := sqlgen.BoundsStage(pr.Plan, pr.dialect, j, h.ScaleExp, h.NumBins)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sql)
+	}
+	return out, nil
 }
 
 // chooseBounding picks, on DuckDB, how the stage bounds contributions (docs/benchmarks.md):
@@ -202,11 +260,7 @@ func (pr *Prepared) stage(ctx context.Context, b backend.Backend) (*StageRows, e
 	if err != nil {
 		return nil, err
 	}
-	leaves, err := pr.quantileLeaves(ctx, b)
-	if err != nil {
-		return nil, err
-	}
-	return &StageRows{rows: rows, leaves: leaves}, nil
+	return &StageRows{rows: rows}, nil
 }
 
 // DataError is an error that happened after the query started reading private data (or
@@ -285,8 +339,10 @@ func (pr *Prepared) ReleaseRows(ctx context.Context, b backend.Backend, st *Stag
 			if err != nil {
 				return nil, err
 			}
-			if lv, ok := st.leaves[j]; ok {
-				s.Leaves = lv[groupKey(row[:nk])]
+			if a := pr.Plan.Aggregates[j]; a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles {
+				if s.Leaves, err = leaves(row, col, j); err != nil {
+					return nil, err
+				}
 			}
 			v, err := pr.Release.Value(j, s)
 			if err != nil {

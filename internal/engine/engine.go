@@ -284,6 +284,11 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 		return nil, sqlerr.New(q.Options.Pos, sqlerr.InvalidParameterValue, "these privacy parameters cannot be used: %v", err).
 			WithHint("epsilon=1e20 already gives noise-free results (for non-private test data); keep epsilon, bounds and kappa within the range a float64 noise grid can represent")
 	}
+	// Types of keys and values, from a query that reads no rows: the SQL normalises keys by
+	// them, and a key that could not be post-processed is refused here, before any charge.
+	if err := prep.Bind(ctx, e.b); err != nil {
+		return nil, err
+	}
 	cost := ledger.Budget{Epsilon: p.Cost.Epsilon, Delta: p.Cost.Delta}
 	if explain {
 		return explainResult(prep, cost), nil

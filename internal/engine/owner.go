@@ -9,6 +9,7 @@ import (
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/internal/store"
 	"github.com/dpsql/dpsql/ledger"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -273,6 +274,43 @@ func (e *Engine) raw(ctx context.Context, s *ast.RawStmt) (*Result, error) {
 	return rowsResult(rows.Columns, rows.Types, rows.Values), nil
 }
 
+// checkDomainType refuses a public domain whose values are not of its column's type family
+// (sqlgen.TypeFamily) or change when converted to the column's type and back: the database
+// would otherwise compare the column with the domain through an implicit conversion (text
+// '01', '+1' and ' 1' all meeting the number 1, and 'abc' failing the query), so that one
+// person's values would decide which rows are released and whether the query fails. The
+// database tells the types; stage SQL also casts the domain to the key's type.
+func (e *Engine) checkDomainType(ctx context.Context, s *ast.AlterOptionsStmt, dom ast.Expr) error {
+	d := e.b.Dialect()
+	pos := s.Options[0].Value.Span().Start
+	col, err := e.b.Query(ctx, fmt.Sprintf("SELECT %s FROM %s LIMIT 0", ast.Format(s.Column), quotedPath(s.Name)))
+	if err != nil {
+		return err
+	}
+	values := sqlgen.DomainValues(d, dom)
+	dt, err := e.b.Query(ctx, values+" LIMIT 0")
+	if err != nil {
+		return sqlerr.New(pos, sqlerr.InvalidParameterValue, "the public domain cannot be read: %v", err)
+	}
+	ct, vt := col.Types[0], dt.Types[0]
+	refuse := func(why string) error {
+		return sqlerr.New(pos, sqlerr.DatatypeMismatch, "the public domain of %s (%s) does not fit column %s of type %s: %s",
+			s.Column.Name, vt, s.Column.Name, ct, why).
+			WithHint("give values of the column's type: ('a', 'b') for text, range(lo, hi) or numbers for numeric columns, DATE '2024-01-31' for dates, or a public column of the same type")
+	}
+	if sqlgen.TypeFamily(ct) != sqlgen.TypeFamily(vt) {
+		return refuse("a value of one type would be compared with the other through a conversion")
+	}
+	changed, err := e.b.Query(ctx, fmt.Sprintf("SELECT count(*) FROM (%s) AS _dp_d WHERE CAST(CAST(k AS %s) AS %s) IS DISTINCT FROM k", values, ct, vt))
+	if err != nil {
+		return refuse("some values cannot be converted to the column's type")
+	}
+	if n, ok := changed.Values[0][0].(int64); !ok || n != 0 {
+		return refuse("some values change when converted to the column's type")
+	}
+	return nil
+}
+
 // alterColumn sets a column's public domain:
 //
 //	ALTER TABLE t ALTER COLUMN c SET OPTIONS(public_domain = ('a', 'b') | range(0, 120) | pub.col | NULL)
@@ -288,8 +326,12 @@ func (e *Engine) alterColumn(ctx context.Context, s *ast.AlterOptionsStmt) (*Res
 	spec := ""
 	if l, ok := v.(*ast.Literal); !ok || l.Kind != ast.NullLit {
 		spec = ast.Format(v)
-		if _, err := analyzer.ParseDomain(spec, e.cat); err != nil {
+		dom, err := analyzer.ParseDomain(spec, e.cat)
+		if err != nil {
 			return nil, sqlerr.New(v.Span().Start, sqlerr.InvalidParameterValue, "%v", err)
+		}
+		if err := e.checkDomainType(ctx, s, dom); err != nil {
+			return nil, err
 		}
 	}
 	err := e.b.Tx(ctx, func(q backend.Querier) error {

@@ -11,7 +11,6 @@ import (
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
-	"github.com/dpsql/dpsql/sqlerr"
 )
 
 // Result is a released table, not yet shown: the engine charges the ledger first.
@@ -35,28 +34,20 @@ type Prepared struct {
 	BoundsSQL []string
 	m         Mechanisms
 	dialect   backend.Dialect
-	// probe is the result of the probe query (the keys' and values' names and types), read
-	// by Check.
+	// probe is the result of the query that reads no rows (column names and types), once
+	// Bind ran it.
 	probe *backend.Rows
+	// checked is set once Check passed.
+	checked bool
 }
 
 // Prepare builds the mechanisms and the stage SQL of a plan, or, when bounds must be
 // estimated first, the histogram queries that estimate them.
 func Prepare(p *plan.Plan, m Mechanisms, d backend.Dialect) (*Prepared, error) {
 	pr := &Prepared{Plan: p, m: m, dialect: d}
-	for j, a := range p.Aggregates {
-		if !a.Implicit {
-			continue
-		}
-		h, err := Histogram(a)
-		if err != nil {
-			return nil, err
-		}
-		sql, err := sqlgen.BoundsStage(p, d, j, h.ScaleExp, h.NumBins)
-		if err != nil {
-			return nil, err
-		}
-		pr.BoundsSQL = append(pr.BoundsSQL, sql)
+	var err error
+	if pr.BoundsSQL, err = pr.boundsSQL(); err != nil {
+		return nil, err
 	}
 	if len(pr.BoundsSQL) == 0 {
 		if err := pr.finish(); err != nil {
@@ -71,6 +62,13 @@ func (pr *Prepared) finish() error {
 	rel, err := pr.m.Prepare(pr.Plan)
 	if err != nil {
 		return err
+	}
+	for _, a := range pr.Plan.Aggregates {
+		if a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles {
+			if a.Leaves, err = NumLeaves(a); err != nil {
+				return err
+			}
+		}
 	}
 	sql, err := sqlgen.Stage(pr.Plan, pr.dialect)
 	if err != nil {
@@ -131,8 +129,7 @@ func (pr *Prepared) estimateBounds(ctx context.Context, b backend.Backend) error
 // errors therefore do not depend on the data, and the engine runs it before charging the
 // query, so that a mistake costs nothing. Stage runs it if it has not run.
 func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
-	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
-	if err != nil {
+	if err := pr.Bind(ctx, b); err != nil {
 		return err
 	}
 	first := pr.StageSQL
@@ -142,11 +139,8 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	if _, err := b.Query(ctx, noRows(first)); err != nil {
 		return err
 	}
-	table := pr.releaseTable(probe)
+	table := pr.releaseTable(pr.probe)
 	if post := pr.postProcessed(); post != nil {
-		if err := printableKeys(pr.Plan.Query, pr.dialect, table); err != nil {
-			return err
-		}
 		sql, err := sqlgen.Release(post, pr.dialect, table)
 		if err != nil {
 			return err
@@ -155,7 +149,7 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 			return err
 		}
 	}
-	pr.probe = probe
+	pr.checked = true
 	return nil
 }
 
@@ -163,24 +157,6 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 // reads none.
 func noRows(sql string) string {
 	return "SELECT 1 FROM (\n" + sql + "\n) AS _dp_check LIMIT 0"
-}
-
-// printableKeys checks, from the keys' types alone, that released keys can be written into
-// the post-processing query: a key type whose values sqlgen cannot print as literals (binary
-// keys) is refused here, before any data is read, rather than once groups are released.
-func printableKeys(q *analyzer.Query, d backend.Dialect, t *sqlgen.ReleaseTable) error {
-	for i := range q.Keys {
-		typ := strings.ToUpper(t.Types[i])
-		if typ != "BLOB" && typ != "BYTEA" {
-			continue
-		}
-		if _, err := sqlgen.Literal(d, []byte{}, t.Types[i]); err != nil {
-			return sqlerr.New(q.Keys[i].Expr.Span().Start, sqlerr.FeatureNotSupported,
-				"group key %d is binary (%s): released binary keys cannot be post-processed", i+1, t.Types[i]).
-				WithHint("cast the key to text (for example hex(key) or CAST(key AS VARCHAR)), or drop ORDER BY, HAVING, LIMIT, expressions over the outputs and confidence intervals")
-		}
-	}
-	return nil
 }
 
 // Run executes a prepared plan on b: Check if it has not run, the stage SQL, selection and
@@ -198,14 +174,12 @@ func (pr *Prepared) Run(ctx context.Context, b backend.Backend) (*Result, error)
 // StageRows is what the database computed for a plan: one exact row per group.
 type StageRows struct {
 	probe, rows *backend.Rows
-	// leaves holds the quantile trees' leaf counts: aggregate -> group key -> leaf -> count.
-	leaves map[int]map[string]map[int]int64
 }
 
 // Stage runs the plan's SQL in the database. Its result is exact and must never be shown:
 // Release turns it into released values.
 func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, error) {
-	if pr.probe == nil {
+	if !pr.checked {
 		// Check reads no rows: its errors (names, types) do not depend on the data.
 		if err := pr.Check(ctx, b); err != nil {
 			return nil, err
@@ -220,6 +194,68 @@ func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, e
 	}
 	st.probe = pr.probe
 	return st, nil
+}
+
+// Bind asks the database for the types of the keys and values with a query that reads no
+// rows (so its errors, names and types, do not depend on the data), and prints the plan's SQL
+// again with each key normalised by its type. It refuses keys the release could not
+// post-process. Stage calls it when it has not run yet; EXPLAIN calls it to show the SQL that
+// will run.
+func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
+	if pr.probe != nil {
+		return nil
+	}
+	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
+	if err != nil {
+		return err
+	}
+	if err := pr.setKeyTypes(probe.Types[:len(pr.Plan.Query.Keys)]); err != nil {
+		return err
+	}
+	pr.probe = probe
+	return nil
+}
+
+// setKeyTypes records the keys' database types and prints the plan's SQL again with each key normalised by its type
+// (sqlgen.NormaliseKey). It refuses keys that the release step could not post-process, before
+// any data is read.
+func (pr *Prepared) setKeyTypes(types []string) error {
+	q := pr.Plan.Query
+	if err := sqlgen.CheckKeyTypes(q, types, !direct(q) || pr.Plan.ConfidenceLevel > 0); err != nil {
+		return err
+	}
+	pr.Plan.KeyTypes = append([]string(nil), types...)
+	if pr.Release != nil {
+		sql, err := sqlgen.Stage(pr.Plan, pr.dialect)
+		if err != nil {
+			return err
+		}
+		pr.StageSQL = sql
+		return nil
+	}
+	var err error
+	pr.BoundsSQL, err = pr.boundsSQL()
+	return err
+}
+
+// boundsSQL prints the histogram queries of the aggregates with implicit bounds.
+func (pr *Prepared) boundsSQL() ([]string, error) {
+	var out []string
+	for j, a := range pr.Plan.Aggregates {
+		if !a.Implicit {
+			continue
+		}
+		h, err := Histogram(a)
+		if err != nil {
+			return nil, err
+		}
+		sql, err := sqlgen.BoundsStage(pr.Plan, pr.dialect, j, h.ScaleExp, h.NumBins)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sql)
+	}
+	return out, nil
 }
 
 // chooseBounding picks, on DuckDB, how the stage bounds contributions (docs/benchmarks.md):
@@ -269,11 +305,7 @@ func (pr *Prepared) stage(ctx context.Context, b backend.Backend) (*StageRows, e
 	if err != nil {
 		return nil, err
 	}
-	leaves, err := pr.quantileLeaves(ctx, b)
-	if err != nil {
-		return nil, err
-	}
-	return &StageRows{rows: rows, leaves: leaves}, nil
+	return &StageRows{rows: rows}, nil
 }
 
 // DataError is an error that happened after the query started reading private data (or
@@ -372,8 +404,10 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 			if err != nil {
 				return nil, err
 			}
-			if lv, ok := st.leaves[j]; ok {
-				s.Leaves = lv[groupKey(row[:nk])]
+			if a := pr.Plan.Aggregates[j]; a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles {
+				if s.Leaves, err = leaves(row, col, j); err != nil {
+					return nil, err
+				}
 			}
 			v, err := pr.Release.Value(j, s)
 			if err != nil {

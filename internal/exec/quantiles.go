@@ -1,11 +1,8 @@
 package exec
 
 import (
-	"context"
 	"fmt"
-	"strings"
 
-	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/dp/agg"
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/plan"
@@ -90,63 +87,33 @@ func NumLeaves(a *plan.Aggregate) (int, error) {
 	return q.NumLeaves(), nil
 }
 
-// quantileLeaves runs the quantile queries of a plan and returns, per aggregate, the leaf
-// counts of each group, keyed by groupKey.
-func (pr *Prepared) quantileLeaves(ctx context.Context, b backend.Backend) (map[int]map[string]map[int]int64, error) {
-	out := map[int]map[string]map[int]int64{}
-	nk := len(pr.Plan.Query.Keys)
-	for j, a := range pr.Plan.Aggregates {
-		if a.Func != analyzer.Percentile && a.Func != analyzer.Quantiles {
-			continue
-		}
-		n, err := NumLeaves(a)
-		if err != nil {
-			return nil, err
-		}
-		sql, err := sqlgen.QuantileStage(pr.Plan, pr.dialect, j, n)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := b.Query(ctx, sql)
-		if err != nil {
-			return nil, err
-		}
-		groups := map[string]map[int]int64{}
-		for _, r := range rows.Values {
-			leaves, ok1 := r[nk].([]any)
-			counts, ok2 := r[nk+1].([]any)
-			if !ok1 || !ok2 || len(leaves) != len(counts) {
-				return nil, fmt.Errorf("exec: quantile leaves %T %T", r[nk], r[nk+1])
-			}
-			m := map[int]int64{}
-			for i := range leaves {
-				l, err := toInt64(leaves[i])
-				if err != nil {
-					return nil, err
-				}
-				c, err := toInt64(counts[i])
-				if err != nil {
-					return nil, err
-				}
-				m[int(l)] = c
-			}
-			groups[groupKey(r[:nk])] = m
-		}
-		out[j] = groups
+// leaves reads the leaf counts of quantile aggregate j from its group's stage row (two
+// aligned lists, NULL when the group has no value).
+func leaves(row []any, col map[string]int, j int) (map[int]int64, error) {
+	li, ok1 := col[sqlgen.LeavesColumn(j)]
+	ci, ok2 := col[sqlgen.LeafCountsColumn(j)]
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("exec: the stage has no leaf counts for aggregate %d", j)
 	}
-	return out, nil
-}
-
-// groupKey encodes a group's key values so that the same key read by two queries maps to
-// the same string.
-func groupKey(keys []any) string {
-	var b strings.Builder
-	for _, k := range keys {
-		if k == nil {
-			b.WriteString("\x00NULL\x01")
-			continue
-		}
-		fmt.Fprintf(&b, "%T:%v\x01", k, k)
+	if row[li] == nil && row[ci] == nil {
+		return nil, nil
 	}
-	return b.String()
+	ls, ok1 := row[li].([]any)
+	cs, ok2 := row[ci].([]any)
+	if !ok1 || !ok2 || len(ls) != len(cs) {
+		return nil, fmt.Errorf("exec: quantile leaves %T %T", row[li], row[ci])
+	}
+	m := make(map[int]int64, len(ls))
+	for i := range ls {
+		l, err := toInt64(ls[i])
+		if err != nil {
+			return nil, err
+		}
+		c, err := toInt64(cs[i])
+		if err != nil {
+			return nil, err
+		}
+		m[int(l)] = c
+	}
+	return m, nil
 }

@@ -30,6 +30,10 @@ type Plan struct {
 	// that few units exceed kappa (the prefilter then costs more than it saves). Both forms
 	// keep the same groups for a given seed.
 	Window bool
+	// KeyTypes are the database types of the group keys (from a query that reads no rows),
+	// once the executor knows them; the SQL normalises each key by its type, so that the
+	// stage's groups are exact values (sqlgen.NormaliseKey).
+	KeyTypes []string
 	// Selection is how groups are chosen for release.
 	Selection Selection
 	// Aggregates are the released aggregates, in query order.
@@ -83,6 +87,9 @@ type Aggregate struct {
 	// Percentile and N parameterise Percentile and Quantiles.
 	Percentile float64
 	N          int
+	// Leaves is the number of leaves of a Percentile's or Quantiles' tree; the executor
+	// fills it in from the mechanism before the SQL is generated.
+	Leaves int
 	// IntegerResult says the released value is rounded to an integer (counts, and sums of
 	// integer inputs).
 	IntegerResult bool

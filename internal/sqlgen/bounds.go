@@ -183,7 +183,7 @@ func writeRows(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []str
 	cols := []string{}
 	for i, k := range q.Keys {
 		keys[i] = analyzer.KeyColumn(i)
-		cols = append(cols, fmt.Sprintf("%s AS %s", pr(k.Expr), keys[i]))
+		cols = append(cols, fmt.Sprintf("%s AS %s", keyExpr(p, d, i, pr(k.Expr)), keys[i]))
 	}
 	cols = append(cols, pr(q.Unit)+" AS _dp_uid")
 	for j, v := range values {

@@ -9,63 +9,73 @@ import (
 	"github.com/dpsql/dpsql/internal/plan"
 )
 
-// Quantile stage result columns: the keys, then the group's non-empty leaves and their
-// counts, as two aligned lists.
-const (
-	LeavesColumn      = "_dp_leaves"
-	LeafCountsColumn  = "_dp_leaf_counts"
-	quantileValueExpr = "_dp_x0"
-)
+// LeavesColumn and LeafCountsColumn name the stage columns of percentile or quantiles
+// aggregate j: the group's non-empty leaves of its quantile tree and their counts, as two
+// aligned lists (NULL when the group has no value).
+func LeavesColumn(j int) string     { return fmt.Sprintf("_dp_leaves%d", j) }
+func LeafCountsColumn(j int) string { return fmt.Sprintf("_dp_leaf_counts%d", j) }
 
-// QuantileStage prints the query that computes, for aggregate j (a percentile or quantiles),
-// one row per group with the leaf counts of its quantile tree: the same rows, groups and
-// contribution bounding as the stage; each unit contributes one of its values in the group,
-// chosen at random (a seeded hash over its distinct values), clamped into [Lower, Upper] and
-// mapped to one of numLeaves equal-width leaves as dp/agg's Quantiles.LeafIndex does.
-func QuantileStage(p *plan.Plan, d backend.Dialect, j int, numLeaves int) (string, error) {
-	a := p.Aggregates[j]
-	arg := p.Query.Aggregates[j].Arg
-	if arg == nil {
-		return "", fmt.Errorf("sqlgen: quantiles need an argument")
-	}
-	keys := keyColumns(p)
+// isQuantile reports whether aggregate a releases from a quantile tree.
+func isQuantile(a *plan.Aggregate) bool {
+	return a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles
+}
+
+// quantilePick is the per-unit partial of quantile aggregate j, _dp_x<j>: each unit
+// contributes one of its values in the group, chosen at random (a seeded hash over its
+// distinct values).
+func quantilePick(p *plan.Plan, d backend.Dialect, keys []string, j int) string {
 	v := fmt.Sprintf("_dp_v%d", j)
 	h := strings.Join(append(append([]string{"_dp_uid"}, keys...), v), ", ")
-	var pick string
-	switch d {
-	case backend.Postgres:
-		pick = fmt.Sprintf("(array_agg(%s ORDER BY hashtextextended(CAST(ROW(%s) AS TEXT), %d)) FILTER (WHERE %s IS NOT NULL))[1]", v, h, p.Seed, v)
-	default:
-		pick = fmt.Sprintf("arg_min(%s, hash(hash(%s, %d))) FILTER (WHERE %s IS NOT NULL)", v, h, p.Seed, v)
+	if d == backend.Postgres {
+		return fmt.Sprintf("(array_agg(%s ORDER BY hashtextextended(CAST(ROW(%s) AS TEXT), %d)) FILTER (WHERE %s IS NOT NULL))[1] AS _dp_x%d", v, h, p.Seed, v, j)
 	}
-	values := make([]string, j+1)
-	values[j] = valueExpr(d, PrintData(d, arg))
-	var b strings.Builder
-	writePrefix(&b, p, d, values, []string{pick + " AS " + quantileValueExpr})
-	lo, hi, n := num(a.Lower), num(a.Upper), fmt.Sprint(numLeaves)
-	leaf := fmt.Sprintf("CAST(LEAST(FLOOR(((LEAST(GREATEST(%s, %s), %s) - %s) / (%s - %s)) * %s), %s - 1) AS BIGINT)",
-		quantileValueExpr, lo, hi, lo, hi, lo, n, n)
-	val := quantileValueExpr
-	if p.MaxRows > 0 {
-		val = v // every kept row adds its value
-		leaf = strings.ReplaceAll(leaf, quantileValueExpr, v)
+	return fmt.Sprintf("arg_min(%s, hash(hash(%s, %d))) FILTER (WHERE %s IS NOT NULL) AS _dp_x%d", v, h, p.Seed, v, j)
+}
+
+// writeLeaves writes the CTE _dp_leafed: the rows of _dp_bounded with, for every quantile
+// aggregate j, the leaf its value falls in (_dp_l<j>, NULL without a value: the unit's picked
+// value clamped into [Lower, Upper] and mapped to one of a.Leaves equal-width leaves as
+// dp/agg's Quantiles.LeafIndex does; under max_rows_contributed every kept row's value), the
+// number of the group's rows in that leaf (_dp_lc<j>) and a flag on one row per leaf
+// (_dp_lr<j> = 1). The windows partition by the same key columns as the stage's GROUP BY, so
+// the leaf counts belong to exactly the group the database forms, whatever the keys' types:
+// no key is ever compared outside the database.
+func writeLeaves(b *strings.Builder, p *plan.Plan, keys []string) {
+	var leaves, windows []string
+	for j, a := range p.Aggregates {
+		if !isQuantile(a) {
+			continue
+		}
+		x := fmt.Sprintf("_dp_x%d", j)
+		if p.MaxRows > 0 {
+			x = fmt.Sprintf("_dp_v%d", j)
+		}
+		lo, hi, n := num(a.Lower), num(a.Upper), fmt.Sprint(a.Leaves)
+		leaf := fmt.Sprintf("CAST(LEAST(FLOOR(((LEAST(GREATEST(%s, %s), %s) - %s) / (%s - %s)) * %s), %s - 1) AS BIGINT)",
+			x, lo, hi, lo, hi, lo, n, n)
+		l := fmt.Sprintf("_dp_l%d", j)
+		leaves = append(leaves, fmt.Sprintf("CASE WHEN %s IS NOT NULL THEN %s END AS %s", x, leaf, l))
+		part := "PARTITION BY " + strings.Join(append(append([]string(nil), keys...), l), ", ")
+		windows = append(windows, fmt.Sprintf("COUNT(*) OVER (%s) AS _dp_lc%d", part, j),
+			fmt.Sprintf("row_number() OVER (%s) AS _dp_lr%d", part, j))
 	}
-	cols := append(append([]string(nil), keys...), leaf+" AS _dp_leaf")
-	fmt.Fprintf(&b, ",\n_dp_leaf AS (\n  SELECT %s FROM _dp_bounded WHERE %s IS NOT NULL\n)", strings.Join(cols, ", "), val)
-	group := strings.Join(append(append([]string(nil), keys...), "_dp_leaf"), ", ")
-	fmt.Fprintf(&b, ",\n_dp_leaf_count AS (\n  SELECT %s, COUNT(*) AS _dp_c FROM _dp_leaf GROUP BY %s\n)\n", group, group)
+	// The leaves are computed in an inner query so that the windows can partition by them.
+	fmt.Fprintf(b, ",\n_dp_leafed AS (\n  SELECT *, %s\n  FROM (SELECT *, %s FROM _dp_bounded) AS _dp_b\n)",
+		strings.Join(windows, ", "), strings.Join(leaves, ", "))
+}
+
+// leafColumns are quantile aggregate j's stage columns, aggregated per group from
+// _dp_leafed.
+func leafColumns(d backend.Dialect, j int) []string {
 	listAgg := "list"
 	if d == backend.Postgres {
 		listAgg = "array_agg"
 	}
-	cols = append(append([]string(nil), keys...),
-		fmt.Sprintf("%s(_dp_leaf ORDER BY _dp_leaf) AS %s", listAgg, LeavesColumn),
-		fmt.Sprintf("%s(_dp_c ORDER BY _dp_leaf) AS %s", listAgg, LeafCountsColumn))
-	b.WriteString("SELECT " + strings.Join(cols, ", ") + " FROM _dp_leaf_count")
-	if len(keys) > 0 {
-		b.WriteString(" GROUP BY " + strings.Join(keys, ", "))
+	filter := fmt.Sprintf("FILTER (WHERE _dp_lr%d = 1 AND _dp_l%d IS NOT NULL)", j, j)
+	return []string{
+		fmt.Sprintf("%s(_dp_l%d ORDER BY _dp_l%d) %s AS %s", listAgg, j, j, filter, LeavesColumn(j)),
+		fmt.Sprintf("%s(_dp_lc%d ORDER BY _dp_l%d) %s AS %s", listAgg, j, j, filter, LeafCountsColumn(j)),
 	}
-	return b.String(), nil
 }
 
 func keyColumns(p *plan.Plan) []string {

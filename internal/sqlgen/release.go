@@ -155,7 +155,11 @@ func Literal(d backend.Dialect, v any, typ string) (string, error) {
 	case time.Time:
 		return cast(ast.QuoteString(x.Format(timeLayout(typ)))), nil
 	case []byte:
-		return "", fmt.Errorf("sqlgen: binary group keys cannot be post-processed")
+		// Hexadecimal, exactly the bytes: any byte value, including quotes, NUL and chr(1).
+		if d == backend.Postgres {
+			return cast(fmt.Sprintf("decode('%x', 'hex')", x)), nil
+		}
+		return cast(fmt.Sprintf("from_hex('%x')", x)), nil
 	case []any:
 		elem := strings.TrimSuffix(typ, "[]")
 		parts := make([]string, len(x))

@@ -18,6 +18,8 @@ import (
 //	_dp_c<j>  aggregate j: how many units contributed a value
 //	_dp_s<j>  aggregate j: the exact sum of the units' encoded values
 //	_dp_q<j>  aggregate j: the exact sum of the units' encoded squares (variance)
+//	_dp_leaves<j>, _dp_leaf_counts<j>
+//	          aggregate j (percentile, quantiles): its quantile tree's leaf counts (writeLeaves)
 const (
 	UnitsColumn = "_dp_n"
 )
@@ -29,7 +31,8 @@ func SquareColumn(j int) string { return "_dp_q" + strconv.Itoa(j) }
 
 // Stage prints the query the database runs for plan p: per-unit partial aggregation per
 // group, the random choice of at most kappa groups per unit, clamping, and per-group exact
-// sums. Its rows are the only data that reach Go.
+// sums and quantile leaf counts. Its rows are the only data that reach Go: every per-group
+// datum comes on its group's own row, so nothing is matched to a group outside the database.
 func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	q := p.Query
 	values := make([]string, len(p.Aggregates))
@@ -46,8 +49,10 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 		}
 		v := fmt.Sprintf("_dp_v%d", j)
 		switch a.Func {
-		case analyzer.CountUnits, analyzer.Percentile, analyzer.Quantiles:
-			// The unit count is the group's row count; quantiles have their own query.
+		case analyzer.CountUnits:
+			// The unit count is the group's row count.
+		case analyzer.Percentile, analyzer.Quantiles:
+			partials = append(partials, quantilePick(p, d, keyColumns(p), j))
 		case analyzer.CountRows:
 			partials = append(partials, fmt.Sprintf("COUNT(*) AS _dp_p%d", j))
 		case analyzer.CountValues:
@@ -68,6 +73,14 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	}
 	var b strings.Builder
 	keys := writePrefix(&b, p, d, values, partials)
+	from := "_dp_bounded"
+	for _, a := range p.Aggregates {
+		if isQuantile(a) {
+			writeLeaves(&b, p, keys)
+			from = "_dp_leafed"
+			break
+		}
+	}
 
 	// Per group: the unit count and exact sums of encoded, clamped partials.
 	public := q.Domain != nil || q.KeyDomains != nil
@@ -83,6 +96,10 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	for j, a := range p.Aggregates {
 		pj := fmt.Sprintf("_dp_p%d", j)
 		e := a.Encoding
+		if isQuantile(a) {
+			cols = append(cols, leafColumns(d, j)...)
+			continue
+		}
 		if p.MaxRows > 0 {
 			cols = append(cols, rowModeColumns(d, a, j, e)...)
 			continue
@@ -101,7 +118,7 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 		}
 	}
 	b.WriteString(strings.Join(cols, ", "))
-	b.WriteString("\nFROM _dp_bounded")
+	b.WriteString("\nFROM " + from)
 	if len(keys) > 0 {
 		b.WriteString("\nGROUP BY " + strings.Join(keys, ", "))
 	}
@@ -114,12 +131,14 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 
 // writeDomainJoin releases exactly the public groups: the distinct keys of the public
 // relation, each with its stage row if it has one (empty groups get zero counts and sums),
-// and no group outside the domain.
+// and no group outside the domain. Domain values are cast to their key's type and normalised
+// like the key (NormaliseKey) before DISTINCT, so the join compares equal types with no
+// implicit conversion, and one domain value meets at most one group.
 func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, cols []string) {
 	q := p.Query
 	var dk, on, out []string
 	for i, k := range q.Keys {
-		dk = append(dk, fmt.Sprintf("%s AS %s", Print(d, k.Expr), keys[i]))
+		dk = append(dk, fmt.Sprintf("%s AS %s", keyExpr(p, d, i, Print(d, k.Expr)), keys[i]))
 		on = append(on, fmt.Sprintf("_dp_domain.%s IS NOT DISTINCT FROM _dp_groups.%s", keys[i], keys[i]))
 		out = append(out, "_dp_domain."+keys[i])
 	}
@@ -128,11 +147,16 @@ func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, 
 		out = append(out, fmt.Sprintf("_dp_groups.%s AS %s", name, name))
 	}
 	if q.KeyDomains != nil {
-		var parts []string
+		var parts, vals []string
 		for i, dom := range q.KeyDomains {
 			parts = append(parts, domainSQL(d, dom, keys[i]))
+			v := keys[i]
+			if i < len(p.KeyTypes) && p.KeyTypes[i] != "" {
+				v = fmt.Sprintf("CAST(%s AS %s)", v, p.KeyTypes[i])
+			}
+			vals = append(vals, fmt.Sprintf("%s AS %s", keyExpr(p, d, i, v), keys[i]))
 		}
-		fmt.Fprintf(b, ",\n_dp_domain AS (SELECT * FROM %s)\n", strings.Join(parts, " CROSS JOIN "))
+		fmt.Fprintf(b, ",\n_dp_domain AS (SELECT DISTINCT %s FROM %s)\n", strings.Join(vals, ", "), strings.Join(parts, " CROSS JOIN "))
 	} else {
 		fmt.Fprintf(b, ",\n_dp_domain AS (SELECT DISTINCT %s FROM %s)\n", strings.Join(dk, ", "), Print(d, q.Domain))
 	}

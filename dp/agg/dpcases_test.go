@@ -13,7 +13,7 @@ import (
 	"github.com/dpsql/dpsql/dp/noise"
 )
 
-// The shared statistical cases (../shared/testdata/dp_statistical) were
+// The statistical cases (dp/internal/dptest/testdata/dp_statistical) were
 // calibrated by their authors for number_of_samples outputs per input and a
 // majority of 9 votes: each vote accepts a correct mechanism with probability
 // at least 0.9 and rejects, with probability at least 0.9, one whose

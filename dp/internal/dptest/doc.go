@@ -4,13 +4,14 @@
 //
 // It has three parts.
 //
-// Test data: ParseTextProto reads the protobuf text format of the shared
-// cases in ../shared/testdata/dp_statistical (messages in braces, scalar
+// Test data: ParseTextProto reads the protobuf text format of the
+// statistical cases in testdata/dp_statistical of this package (copied from
+// google/differential-privacy under the Apache License 2.0, with the licence
+// and a README saying where from; messages in braces, scalar
 // fields, repeated fields given one per line or as [a, b] lists, enum names,
 // quoted strings, # comments). Message accessors (Messages, Float, Int,
 // Floats, Ints, String, Enum) read fields by name. DataDir finds that folder
-// from the module root and skips the test with a clear message only if it is
-// absent.
+// from the module root and fails the test if it is missing.
 //
 // Histogram tests, as in Google's differential-privacy statistical tests:
 // a Histogram counts samples rounded to a granularity (RoundToMultiple);

@@ -156,17 +156,19 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-// DataDir returns ../shared/testdata/dp_statistical relative to the module
-// root. It skips the test, saying why, only if that folder is absent.
+// DataDir returns the folder of the statistical test cases, which live in the
+// repository at dp/internal/dptest/testdata/dp_statistical (copied from
+// google/differential-privacy with their licence; see the README there). It
+// fails the test if the folder is missing, since every checkout has it.
 func DataDir(t testing.TB) string {
 	t.Helper()
 	root, err := ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "..", "shared", "testdata", "dp_statistical")
+	dir := filepath.Join(root, "dp", "internal", "dptest", "testdata", "dp_statistical")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("statistical test cases not found at %s (%v); they ship with CI", dir, err)
+		t.Fatalf("statistical test cases not found at %s (%v); they are part of the repository", dir, err)
 	}
 	return dir
 }

@@ -583,7 +583,9 @@ func (w *world) check(t *testing.T, a attack) (with, without outcome) {
 	if !sameCharge(with.spent, without.spent, with.total, without.total) {
 		t.Errorf("the charge depends on the target: %v with it, %v without", with.spent, without.spent)
 	}
-	refusedBoth := analysisCode(with.code) && with.code == without.code
+	// A timeout or cancellation reported as such (57014, not the uniform 2P003) happened in
+	// the engine's free checks, before the charge and before any private row was read.
+	refusedBoth := (analysisCode(with.code) || with.code == sqlerr.QueryCanceled) && with.code == without.code
 	if a.chargeOnly && !refusedBoth && (with.spent[0] == 0 || without.spent[0] == 0) {
 		t.Errorf("an attempt that read private data was not charged: %v with the target, %v without", with.spent, without.spent)
 	}
@@ -645,11 +647,13 @@ func analysisCode(code string) bool {
 }
 
 // checkSent fails if an SQL text sent to the database names a private relation or one of
-// the forbidden words.
+// the forbidden words. A query wrapped to read no row (the engine's free checks of names and
+// types before it charges, ending in LIMIT 0) may name private relations.
 func checkSent(t *testing.T, sent []string, private *regexp.Regexp, forbidden []string) {
 	t.Helper()
 	for _, q := range sent {
-		if m := private.FindString(q); m != "" {
+		readsNoRow := strings.HasSuffix(strings.TrimSpace(q), "LIMIT 0")
+		if m := private.FindString(q); m != "" && !readsNoRow {
 			t.Errorf("SQL naming the private relation %q reached the database:\n%s", m, q)
 			continue
 		}

@@ -163,7 +163,7 @@ func TestLeakBudgetCheckedAfterData(t *testing.T) {
 func TestLeakTimeoutNotCharged(t *testing.T) {
 	backends(t, func(t *testing.T, w *world) {
 		w.check(t, attack{q: anon("epsilon=1, delta=1e-6, kappa=1") + slowWithTarget,
-			flags: []string{"--timeout", "300ms"}, chargeOnly: true})
+			flags: []string{"--timeout", "1500ms"}, chargeOnly: true})
 	})
 }
 

@@ -26,20 +26,23 @@
 // Tx is SERIALIZABLE READ WRITE in both modes, as in the DuckDB backend: it is how the budget
 // ledger (internal/store) records spends, and the engine never passes analyst text to it.
 //
-// What the process cannot enforce from inside the session, the deployment must, with the
-// role dpsql logs in as. For analysts, a role that is not a superuser and has
+// What the process cannot enforce from inside the session, the deployment enforces with the
+// roles it connects as (docs/postgres.md, "Roles", has the set-up as SQL, and a test runs it):
+// the data owner's role owns the data and the dpsql schema; the engine role, whose
+// credentials a dpsql process uses to answer analysts, holds
 //
-//	GRANT USAGE ON SCHEMA <data schemas> TO dpsql_analyst;
-//	GRANT SELECT ON <the relations the catalog exposes> TO dpsql_analyst;
-//	GRANT USAGE ON SCHEMA dpsql TO dpsql_analyst;
-//	GRANT SELECT ON ALL TABLES IN SCHEMA dpsql TO dpsql_analyst;
-//	GRANT INSERT ON dpsql.charges TO dpsql_analyst;
-//	GRANT UPDATE ON dpsql.budget TO dpsql_analyst;
+//	GRANT USAGE ON SCHEMA dpsql TO dpsql_engine;
+//	GRANT SELECT ON dpsql.relations, dpsql.domains, dpsql.budget TO dpsql_engine;
+//	GRANT EXECUTE ON FUNCTION dpsql.spend(DOUBLE PRECISION, DOUBLE PRECISION, TEXT) TO dpsql_engine;
+//	GRANT USAGE ON SCHEMA <data schemas> TO dpsql_engine;
+//	GRANT SELECT ON <the relations the catalog declares> TO dpsql_engine;
 //
-// and nothing else: no membership in pg_read_server_files, pg_write_server_files or
-// pg_execute_server_program (COPY ... PROGRAM, server file reads), no CREATE on any
-// schema, no dblink or postgres_fdw (nothing that reaches outside the database). The
-// owner's role creates the dpsql schema and the data.
+// and nothing else: no write right on any dpsql table (spends go through dpsql.spend, which
+// can only add), no CREATE or TEMPORARY, no superuser, no membership in the owner's role,
+// pg_read_server_files, pg_write_server_files, pg_execute_server_program or pg_read_all_data,
+// no dblink or postgres_fdw. Analysts hold no database role at all: they reach the database
+// only through a dpsql process. Whether a role is the owner is decided by the database
+// (internal/store.CheckOwner), not by Mode: Mode only says how this package runs statements.
 //
 // # Values
 //

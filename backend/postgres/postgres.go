@@ -240,6 +240,10 @@ func (q txQuerier) Exec(ctx context.Context, query string, args ...any) error {
 	return exec(ctx, q.c, query, args)
 }
 
+// Dialect is backend.Postgres: code that is given a transaction's Querier (internal/store) can
+// tell which dialect it runs in.
+func (q txQuerier) Dialect() backend.Dialect { return backend.Postgres }
+
 // readOnly runs fn in a READ ONLY transaction with the statement timeout and rolls it back.
 // Three guards, each enough on its own: the session default (default_transaction_read_only),
 // the explicit READ ONLY (which a statement cannot switch off once it has taken a

@@ -50,7 +50,8 @@ type Engine struct {
 }
 
 // New opens an engine on o.Backend: the owner's engine creates dpsql's schema if needed; an
-// analyst's needs it to exist.
+// analyst's needs it to exist. On PostgreSQL an owner's engine needs a role that owns the
+// dpsql schema (or may create it): store.CheckOwner refuses any other.
 func New(ctx context.Context, o Options) (*Engine, error) {
 	if o.Backend == nil || o.Mechanisms == nil {
 		return nil, errors.New("engine: Backend and Mechanisms are required")
@@ -60,6 +61,10 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	}
 	e := &Engine{o: o, b: o.Backend, ledger: ledger.New(store.NewLedgerStore(o.Backend))}
 	if o.Owner {
+		// Being the owner is a property of the database role (PostgreSQL), not of the flag.
+		if err := store.CheckOwner(ctx, o.Backend); err != nil {
+			return nil, err
+		}
 		if err := store.Init(ctx, o.Backend); err != nil {
 			return nil, err
 		}

@@ -16,6 +16,9 @@
 // them, except under CI (CI set to a true value), where a missing server is a failure:
 // CI must not skip the PostgreSQL tests.
 //
+// Every role may log in over the socket without a password; AsRole turns a URL into one for
+// another role, and Cluster.Psql runs a SQL file with psql, as an administrator would.
+//
 // One cluster per package is the usual arrangement:
 //
 //	var pg pgtest.Shared

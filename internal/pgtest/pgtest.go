@@ -451,6 +451,36 @@ func (c *Cluster) URL(db string) string {
 	return u.String()
 }
 
+// AsRole returns the URL u (one of URL's or NewDatabase's) for another role. The cluster
+// trusts every role on its socket, so the role needs LOGIN but no password.
+func AsRole(u, role string) (string, error) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "", fmt.Errorf("pgtest: %w", err)
+	}
+	p.User = url.User(role)
+	return p.String(), nil
+}
+
+// Psql runs script with the cluster's psql, connected to database db (the default "postgres"
+// when empty) as role, the way an administrator would run a file of SQL: meta-commands such as
+// \connect work, and the first error stops it (ON_ERROR_STOP). It returns psql's output; on
+// failure the error holds it.
+func (c *Cluster) Psql(ctx context.Context, db, role, script string) (string, error) {
+	if db == "" {
+		db = "postgres"
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(c.binDir, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1",
+		"-h", c.SocketDir(), "-p", strconv.Itoa(Port), "-U", role, "-d", db, "-f", "-")
+	cmd.Stdin = strings.NewReader(script)
+	cmd.Env = append(os.Environ(), "PGOPTIONS=", "PGPASSWORD=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("pgtest: psql -U %s -d %s: %w: %s", role, db, err, bytes.TrimSpace(out))
+	}
+	return string(out), nil
+}
+
 // CreateDatabase creates database name with the cluster's createdb and returns its URL.
 func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
 	out, err := exec.CommandContext(ctx, filepath.Join(c.binDir, "createdb"),

@@ -111,9 +111,14 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 		if len(badUnit) > 0 {
 			parts = append(parts, "privacy unit columns that do not exist: "+strings.Join(badUnit, ", "))
 		}
+		hint := "the data owner must recreate them or remove their policy"
+		if dialectOf(q) == backend.Postgres && len(missing) > 0 {
+			// information_schema hides relations the connected role may not read.
+			hint += "; on PostgreSQL, relations the connected role has no SELECT right on look missing too: " +
+				"the owner must GRANT SELECT on every declared relation to the engine role (docs/postgres.md)"
+		}
 		return nil, sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedTable,
-			"the privacy policy names %s", strings.Join(parts, "; ")).
-			WithHint("the data owner must recreate them or remove their policy")
+			"the privacy policy names %s", strings.Join(parts, "; ")).WithHint("%s", hint)
 	}
 	return catalog.New(rels...), nil
 }

@@ -12,6 +12,15 @@
 // DOUBLE PRECISION and TIMESTAMP (UTC). No sequences: a charge's id is max(id)+1 computed in
 // the spending transaction.
 //
+// PostgreSQL adds what its roles need (postgres.go): the functions dpsql.spend (SECURITY
+// DEFINER; the only way a non-owner role changes the budget, and it can only add) and
+// dpsql.fits (the ledger's tolerance rule in PL/pgSQL), which Init creates and keeps current,
+// revoking write rights on the schema from every role but its owner; CheckOwner, which refuses
+// an owner session to a role that does not own the dpsql schema; and system-catalog queries
+// instead of information_schema where the engine role's limited rights would hide tables.
+// A database an earlier dpsql initialised (no dpsql.spend) gives analysts errors wrapping
+// ErrOutdated until its owner opens it once.
+//
 // Relation names are stored in lower case. A relation in the connection's current schema
 // (main in DuckDB, public in PostgreSQL) is named by its table name; one in another schema by
 // "schema.table".

@@ -13,11 +13,17 @@ var _ ledger.Store = (*LedgerStore)(nil)
 
 // LedgerStore keeps the budget in dpsql.budget and dpsql.charges. It implements ledger.Store.
 //
-// Spend runs in one b.Tx: it first increments dpsql.budget.spends, so two concurrent spends
-// always write the same row and conflict (DuckDB and PostgreSQL's serializable isolation then
-// abort one, which Tx retries; under PostgreSQL's READ COMMITTED the row lock makes the second
-// wait and its later reads see the first's commit). Then it reads the status, calls allow,
-// adds the cost to the spent totals and inserts the charge.
+// On DuckDB, Spend runs in one b.Tx: it first increments dpsql.budget.spends, so two
+// concurrent spends always write the same row and conflict (serializable isolation then aborts
+// one, which Tx retries). Then it reads the status, calls allow, adds the cost to the spent
+// totals and inserts the charge.
+//
+// On PostgreSQL, Spend calls dpsql.spend (see Init) in one b.Tx: the function validates the
+// cost, locks the budget row, applies the ledger's rule itself and records the charge, so the
+// role dpsql connects as needs no write right on dpsql's tables. allow is applied to the status
+// the function read as well, and the transaction rolls back unless both agree, so the rule
+// (and the refusal's wording) is the ledger's on both backends. The charge's time is the
+// server's clock, not Charge.At.
 type LedgerStore struct {
 	b backend.Backend
 }
@@ -73,6 +79,9 @@ func (s *LedgerStore) SetTotal(ctx context.Context, total ledger.Budget, unlimit
 // status after the charge. If allow refuses, nothing is recorded and allow's error is
 // returned unchanged.
 func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(ledger.Status) error) (ledger.Status, error) {
+	if s.b.Dialect() == backend.Postgres {
+		return s.spendPostgres(ctx, c, allow)
+	}
 	var after ledger.Status
 	err := s.b.Tx(ctx, func(q backend.Querier) error {
 		if err := q.Exec(ctx, `UPDATE dpsql.budget SET spends = spends + 1 WHERE id = 1`); err != nil {
@@ -134,4 +143,52 @@ func (s *LedgerStore) Charges(ctx context.Context) ([]ledger.Charge, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// spendPostgres charges c through dpsql.spend.
+func (s *LedgerStore) spendPostgres(ctx context.Context, c ledger.Charge, allow func(ledger.Status) error) (ledger.Status, error) {
+	var after ledger.Status
+	err := s.b.Tx(ctx, func(q backend.Querier) error {
+		rows, err := q.Query(ctx, `SELECT recorded, budget_set, budget_unlimited, total_epsilon, total_delta,
+				spent_epsilon, spent_delta
+			FROM dpsql.spend($1, $2, $3)`, c.Cost.Epsilon, c.Cost.Delta, c.Query)
+		if err != nil {
+			return fmt.Errorf("store: spend: %w", err)
+		}
+		if len(rows.Values) != 1 {
+			return fmt.Errorf("store: dpsql.spend returned %d rows", len(rows.Values))
+		}
+		r := rows.Values[0]
+		recorded, err := asBool(r[0])
+		if err != nil {
+			return err
+		}
+		var st ledger.Status
+		if st.Set, err = asBool(r[1]); err != nil {
+			return err
+		}
+		if st.Unlimited, err = asBool(r[2]); err != nil {
+			return err
+		}
+		for i, p := range []*float64{&st.Total.Epsilon, &st.Total.Delta, &st.Spent.Epsilon, &st.Spent.Delta} {
+			if *p, err = asFloat(r[3+i]); err != nil {
+				return err
+			}
+		}
+		if err := allow(st); err != nil {
+			return err // rolls back the charge if the function made it
+		}
+		if !recorded {
+			return fmt.Errorf("store: dpsql.spend refused a charge of %s that the ledger allows (budget: %+v); "+
+				"the data owner should open the database with --owner once to update the function", c.Cost, st)
+		}
+		st.Spent.Epsilon += c.Cost.Epsilon
+		st.Spent.Delta += c.Cost.Delta
+		after = st
+		return nil
+	})
+	if err != nil {
+		return ledger.Status{}, explain(ctx, s.b, err)
+	}
+	return after, nil
 }

@@ -19,6 +19,10 @@ const Schema = "dpsql"
 // schema yet.
 var ErrNotInitialized = errors.New("the database has no dpsql schema")
 
+// ErrOutdated is wrapped by the errors analysts get on a PostgreSQL database whose dpsql schema
+// an earlier dpsql created: it lacks the spend function until the owner opens it once.
+var ErrOutdated = errors.New("the dpsql schema needs an upgrade by its owner")
+
 var tables = []string{"budget", "charges", "domains", "relations"}
 
 var initStmts = []string{
@@ -60,7 +64,24 @@ var initStmts = []string{
 // idempotent, and
 // writes nothing when they exist (so it succeeds on an initialised read-only database). On a
 // database that cannot be written it returns an error that says so.
+//
+// On PostgreSQL it also creates the functions dpsql.spend and dpsql.fits and keeps the schema's
+// rights as the role set-up needs them (see initPostgres); it upgrades a database an earlier
+// dpsql initialised. Only the role that owns the schema (or may create it) can do this; see
+// CheckOwner.
 func Init(ctx context.Context, b backend.Backend) error {
+	if b.Dialect() == backend.Postgres {
+		st, err := readPGState(ctx, b)
+		if err != nil {
+			return err
+		}
+		if !st.upToDate() {
+			if err := initPostgres(ctx, b, st); err != nil {
+				return err
+			}
+		}
+		return installTotal(ctx, b)
+	}
 	ok, err := initialized(ctx, b)
 	if err != nil {
 		return err
@@ -82,7 +103,18 @@ func Init(ctx context.Context, b backend.Backend) error {
 	return installTotal(ctx, b)
 }
 
-// initialized reports whether all of dpsql's tables exist.
+// dialectOf is q's dialect when q says (backends and PostgreSQL transactions do), else
+// DuckDB, whose information_schema queries PostgreSQL accepts too.
+func dialectOf(q backend.Querier) backend.Dialect {
+	if d, ok := q.(interface{ Dialect() backend.Dialect }); ok {
+		return d.Dialect()
+	}
+	return backend.DuckDB
+}
+
+// initialized reports whether all of dpsql's tables exist. It reads information_schema, which
+// on PostgreSQL lists only the tables the role has a right on: ready reads the system catalogs
+// there instead.
 func initialized(ctx context.Context, q backend.Querier) (bool, error) {
 	rows, err := q.Query(ctx, `SELECT table_name FROM information_schema.tables
 		WHERE table_schema = $1 AND table_catalog = current_database()`, Schema)
@@ -113,7 +145,7 @@ func notInitialized() error {
 	}
 }
 
-// explain replaces err by the not-initialised error when that is its cause.
+// explain replaces err by the not-initialised (or outdated) error when that is its cause.
 func explain(ctx context.Context, q backend.Querier, err error) error {
 	if err == nil {
 		return nil
@@ -121,14 +153,29 @@ func explain(ctx context.Context, q backend.Querier, err error) error {
 	if _, isSQL := sqlerr.As(err); isSQL {
 		return err
 	}
-	if ok, cerr := initialized(ctx, q); cerr == nil && !ok {
-		return notInitialized()
+	if rerr := requireInit(ctx, q); rerr != nil {
+		if _, isSQL := sqlerr.As(rerr); isSQL {
+			return rerr
+		}
 	}
 	return err
 }
 
-// requireInit returns the not-initialised error if the schema is missing.
+// requireInit returns the not-initialised error if the schema is missing, and on PostgreSQL
+// the outdated error if an earlier dpsql created it.
 func requireInit(ctx context.Context, q backend.Querier) error {
+	if dialectOf(q) == backend.Postgres {
+		st, err := readPGState(ctx, q)
+		switch {
+		case err != nil:
+			return err
+		case !st.tables:
+			return notInitialized()
+		case !st.spend:
+			return outdated()
+		}
+		return nil
+	}
 	ok, err := initialized(ctx, q)
 	if err != nil {
 		return err

@@ -621,6 +621,13 @@ func (a *analyzer) exprChecksCols(x ast.Node, sc *scope, e *env, ctx context, pr
 		}
 		a.mark(n)
 		switch n := n.(type) {
+		case *ast.Like:
+			// DuckDB raises errors of LIKE ... ESCAPE (a pattern ending in the escape
+			// character) even inside TRY, so they could depend on one row.
+			if n.Escape != nil {
+				err = sqlerr.New(n.Escape.Span().Start, sqlerr.FeatureNotSupported, "LIKE ... ESCAPE is not supported").
+					WithHint("match the character with another pattern, or use contains(), starts_with() or regexp_matches()")
+			}
 		case *ast.FrameBound:
 			if iv, ok := n.Offset.(*ast.Interval); ok && isConstant(iv.Value) {
 				break
@@ -683,10 +690,23 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 		return unknownFunction(n)
 	case windowOnlyFunc:
 		return sqlerr.New(n.Span().Start, sqlerr.SyntaxError, "%s needs an OVER clause", strings.ToUpper(name))
+	case aggregateFunc:
+		if private && !perUnitAggregates[strings.ToLower(name)] {
+			return sqlerr.Privacy(n.Span().Start, RuleUnknownFunction,
+				fmt.Sprintf("%s is not allowed over private data: on one user's rows it can fail or build a value of any size", strings.ToLower(name)),
+				"use count, sum, avg, min, max, median or another aggregate listed in docs/sql.md")
+		}
 	}
 	switch strings.ToLower(name) {
 	case "format", "printf":
 		return formatString(n)
+	case "array_length":
+		// array_length(list, dimension) fails on DuckDB, even inside TRY, for a dimension
+		// out of range.
+		if len(n.Args) != 1 {
+			return sqlerr.New(n.Span().Start, sqlerr.FeatureNotSupported, "array_length takes one argument here").
+				WithHint("write array_length(list)")
+		}
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ var scalarFuncs = setOf(
 	"lpad", "rpad", "position", "strpos", "instr", "starts_with", "ends_with", "contains",
 	"reverse", "repeat", "split_part", "regexp_matches", "regexp_replace", "regexp_extract",
 	"regexp_full_match", "ascii", "chr", "md5", "format", "printf", "prefix", "suffix",
-	"string_split", "array_length", "len", "initcap",
+	"string_split", "array_length", "len",
 	// conditionals
 	"coalesce", "ifnull", "nullif", "if", "iff",
 	// dates and times
@@ -37,7 +37,7 @@ var scalarFuncs = setOf(
 	"strptime", "make_date", "make_timestamp", "to_timestamp", "epoch", "epoch_ms", "age",
 	"last_day", "monthname", "dayname", "current_date", "current_timestamp", "now",
 	"to_days", "to_hours", "to_minutes", "to_seconds", "to_months", "to_years", "to_weeks",
-	"extract", "time_bucket",
+	"extract",
 	// misc
 	"hash", "typeof",
 )
@@ -52,6 +52,21 @@ var aggregateFuncs = setOf(
 	"arg_min", "arg_max", "min_by", "max_by", "bit_and", "bit_or", "every", "logical_and",
 	"logical_or", "corr", "covar_pop", "covar_samp", "regr_slope", "regr_intercept",
 	"percentile_cont", "percentile_disc", "kurtosis", "skewness", "entropy", "fsum", "sumkahan",
+)
+
+// perUnitAggregates are the plain aggregates allowed over private data (in a FROM subquery or
+// CTE that groups by the privacy unit). They neither fail on some values nor grow with the
+// data: sum and avg are printed over doubles on DuckDB and numerics on PostgreSQL
+// (sqlgen.PrintData), where they cannot overflow. Left out: string_agg, list and array_agg
+// (one unit's rows could build a value of any size, beyond the memory limit), and the
+// variance family, corr, covar, regr, kurtosis, skewness and entropy, which raise "out of
+// range" errors on extreme values.
+var perUnitAggregates = setOf(
+	"count", "sum", "avg", "mean", "min", "max", "median", "bool_and", "bool_or", "any_value",
+	"arbitrary", "first", "last", "count_if", "countif", "mode", "approx_count_distinct",
+	"quantile_cont", "quantile_disc", "arg_min", "arg_max", "min_by", "max_by", "bit_and",
+	"bit_or", "every", "logical_and", "logical_or", "percentile_cont", "percentile_disc",
+	"fsum", "sumkahan",
 )
 
 // windowFuncs are the functions only valid with OVER.

@@ -419,3 +419,31 @@ func TestLeakPublicDomainOfAnotherType(t *testing.T) {
 		}
 	})
 }
+
+// Found by an outside review after the fixes above: errors that DuckDB raises even inside TRY
+// (LIKE ... ESCAPE with a pattern ending in the escape character, time_bucket with a zero
+// width, array_length with a dimension out of range), sums that overflow inside a FROM
+// subquery (HUGEINT and DECIMAL(38) on DuckDB, doubles on PostgreSQL), and string_agg building
+// a value of any size from one user's rows, past the memory limit. Each made the query fail
+// (or run for seconds) only when a condition on the target held.
+func TestLeakErrorsPastTryAndAggregatesOverPrivateRows(t *testing.T) {
+	opts := anon("epsilon=1, delta=1e-6, kappa=1")
+	queries := []string{
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE CASE WHEN uid = 7 AND salary > 500000 THEN note LIKE '\' ESCAPE '\' END`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE time_bucket(to_months(CASE WHEN salary > 500000 THEN 0 ELSE 1 END), CAST(day AS TIMESTAMP)) IS NOT NULL`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE array_length(string_split(note, '-'), CASE WHEN salary > 500000 THEN 5 ELSE 1 END) > 0`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM (SELECT uid, sum(CASE WHEN people.uid = 7 AND salary > 500000 THEN CAST('170141183460469231731687303715884105727' AS HUGEINT) ELSE 0 END) AS s
+			FROM people CROSS JOIN cities GROUP BY uid) t WHERE s IS NOT NULL`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM (SELECT uid, avg(CASE WHEN people.uid = 7 AND salary > 500000 THEN CAST('170141183460469231731687303715884105727' AS HUGEINT) ELSE 0 END) AS s
+			FROM people CROSS JOIN cities GROUP BY uid) t WHERE s IS NOT NULL`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM (SELECT uid, sum(CASE WHEN people.uid = 7 AND salary > 500000 THEN CAST(1.7e308 AS DOUBLE) ELSE 0 END) AS s
+			FROM people CROSS JOIN cities GROUP BY uid) t WHERE s IS NOT NULL`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM (SELECT uid, string_agg(CASE WHEN people.note LIKE 'sec' || 'ret%' THEN repeat('x', 1048576) ELSE '' END, '') AS s
+			FROM people CROSS JOIN cities GROUP BY uid) t WHERE s IS NOT NULL`,
+	}
+	backends(t, func(t *testing.T, w *world) {
+		for _, q := range queries {
+			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, release: counts(nil, "n")}) })
+		}
+	})
+}

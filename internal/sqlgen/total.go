@@ -41,6 +41,12 @@ func PrintData(d backend.Dialect, n ast.Node) string {
 	p := basePrinter(d)
 	base := p.Hook
 	p.Hook = guardSizes(func(p *ast.Printer, n ast.Node) bool {
+		if c, ok := totalSum(d, n); ok {
+			if !base(p, c) {
+				p.Default(c)
+			}
+			return true
+		}
 		if s, ok := n.(*ast.Subquery); ok {
 			p.WriteString("(SELECT * FROM (")
 			p.Print(s.Query)
@@ -397,4 +403,34 @@ func validLikeLiteral(pattern ast.Expr) bool {
 	}
 	n := len(l.Text) - len(strings.TrimRight(l.Text, `\`))
 	return n%2 == 0
+}
+
+// totalSum returns sum, avg or mean of x (an analyst's aggregate, in a FROM subquery over
+// private data or an expression subquery) over a type where it cannot overflow: DuckDB sums
+// HUGEINT and DECIMAL(38) in types that raise an error on overflow, even inside TRY, and
+// PostgreSQL's float sums raise one too; one user's rows could make a query fail. On DuckDB
+// the argument is multiplied by a DOUBLE 1 (the sum becomes a double, which overflows to
+// infinity; text stays a type error), on PostgreSQL it is cast to NUMERIC (the cast is
+// printed total, like any other).
+func totalSum(d backend.Dialect, n ast.Node) (*ast.FuncCall, bool) {
+	f, ok := n.(*ast.FuncCall)
+	if !ok || len(f.Name) != 1 || len(f.Args) != 1 || f.Star || f.Over != nil {
+		return nil, false
+	}
+	switch strings.ToLower(f.Name[0].Name) {
+	case "sum", "avg", "mean":
+	default:
+		return nil, false
+	}
+	c := *f
+	switch d {
+	case backend.DuckDB:
+		one := &ast.Cast{X: intLit("1"), Type: &ast.TypeName{Name: "DOUBLE"}}
+		c.Args = []ast.Expr{&ast.Binary{Op: "*", L: &ast.Paren{X: f.Args[0]}, R: one}}
+	case backend.Postgres:
+		c.Args = []ast.Expr{&ast.Cast{X: f.Args[0], Type: &ast.TypeName{Name: "NUMERIC"}}}
+	default:
+		return nil, false
+	}
+	return &c, true
 }

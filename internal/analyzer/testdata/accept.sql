@@ -67,3 +67,7 @@ SELECT item FROM items ORDER BY item LIMIT 2 OFFSET 1
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, CASE WHEN ANON_COUNT(*) > 5 THEN CAST(ANON_SUM(quantity CLAMPED BETWEEN 0 AND 5) AS BIGINT) ELSE NULL END AS n FROM professors GROUP BY 1 ORDER BY 1 LIMIT 3
 ----
 SELECT printf('%.2f', price) AS p, format('{} costs {:.2f}', item, price) AS f FROM items
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(s CLAMPED BETWEEN 0 AND 10) FROM (SELECT id, sum(quantity) AS s, max(item) AS m FROM professors GROUP BY id) t
+----
+SELECT string_agg(CAST(item AS VARCHAR), ',') AS s, stddev(price) AS d FROM items

@@ -190,3 +190,16 @@ SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COU
 SELECT /*ERROR 22023*/printf('%999999999d', price) FROM items
 ----
 SELECT /*ERROR 22023*/format(item, price) FROM items
+----
+-- Errors DuckDB raises even inside TRY, and aggregates that can fail or grow on one unit's rows.
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*) FROM professors WHERE CAST(item AS VARCHAR) LIKE '\' ESCAPE /*ERROR 0A000*/'\'
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*) FROM professors WHERE /*ERROR allowed-functions-only*/time_bucket(INTERVAL 1 DAY, TIMESTAMP '2024-01-01') IS NOT NULL
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*) FROM professors WHERE /*ERROR 0A000*/array_length(string_split('a-b', '-'), quantity) > 0
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*)
+FROM (SELECT id, /*ERROR allowed-functions-only*/string_agg(CAST(item AS VARCHAR), ',') AS s FROM professors GROUP BY id) t
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*)
+FROM (SELECT id, /*ERROR allowed-functions-only*/stddev(quantity) AS s FROM professors GROUP BY id) t

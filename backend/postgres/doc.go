@@ -32,7 +32,7 @@
 // credentials a dpsql process uses to answer analysts, holds
 //
 //	GRANT USAGE ON SCHEMA dpsql TO dpsql_engine;
-//	GRANT SELECT ON dpsql.relations, dpsql.domains, dpsql.budget TO dpsql_engine;
+//	GRANT SELECT ON dpsql.relations, dpsql.domains, dpsql.budget, dpsql.limits TO dpsql_engine;
 //	GRANT EXECUTE ON FUNCTION dpsql.spend(DOUBLE PRECISION, DOUBLE PRECISION, TEXT) TO dpsql_engine;
 //	GRANT USAGE ON SCHEMA <data schemas> TO dpsql_engine;
 //	GRANT SELECT ON <the relations the catalog declares> TO dpsql_engine;

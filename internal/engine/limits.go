@@ -45,7 +45,7 @@ func (e *Engine) setLimits(ctx context.Context, s *ast.SetLimitsStmt) (*Result, 
 				WithHint("the limits are statement_timeout and memory_limit: %s", limitsHint)
 		case name == "memory_limit" && e.b.Dialect() == backend.Postgres && !null:
 			return nil, sqlerr.New(o.Span().Start, sqlerr.FeatureNotSupported, "memory_limit applies to DuckDB only").
-				WithHint("on PostgreSQL the server bounds memory per sort or hash (work_mem) for the whole server; set it there (ALTER ROLE dpsql_engine SET work_mem = '64MB'), and keep statement_timeout here")
+				WithHint("on PostgreSQL the server's own settings bound memory (work_mem, per sort or hash): set them there, for example ALTER ROLE dpsql_engine SET work_mem = '64MB'; statement_timeout applies on both")
 		case !ok && name == "statement_timeout":
 			return nil, sqlerr.New(o.Value.Span().Start, sqlerr.InvalidParameterValue, "statement_timeout must be a duration in quotes or NULL").
 				WithHint("statement_timeout = '60s', '5m' or '1h30m' (between %v and %v); NULL removes the limit", limits.MinStatementTimeout, limits.MaxStatementTimeout)

@@ -22,10 +22,12 @@ type Config struct {
 	// StatementTimeout bounds each statement. 0 means the default: DefaultAnalystTimeout (5
 	// minutes) for analysts, no limit for the owner; a negative value means no limit. An
 	// anonymized query that reaches it fails, and is charged: it had started reading data.
+	// For analysts, the data owner's statement_timeout (SET LIMITS) applies when stricter.
 	StatementTimeout time.Duration
 	// MemoryLimit is DuckDB's memory_limit (such as "8GB") for the whole database. "" means
 	// the default: DefaultAnalystMemoryLimit for analysts, DuckDB's own (80% of the machine's
-	// memory) for the owner. Ignored for PostgreSQL, whose server settings apply.
+	// memory) for the owner. For analysts, the data owner's memory_limit (SET LIMITS) applies
+	// when stricter. Ignored for PostgreSQL, whose server settings apply.
 	MemoryLimit string
 }
 

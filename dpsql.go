@@ -12,6 +12,7 @@ import (
 	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/internal/exec"
 	"github.com/dpsql/dpsql/internal/parser"
+	"github.com/dpsql/dpsql/internal/store"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -41,7 +42,7 @@ func Open(ctx context.Context, cfg Config) (db *DB, err error) {
 		if path == ":memory:" {
 			path = ""
 		}
-		b, err = duckdb.Open(ctx, path, duckdb.Options{Mode: mode, MemoryLimit: cfg.MemoryLimit})
+		b, err = duckdb.Open(ctx, path, duckdb.Options{Mode: mode, MemoryLimit: cfg.MemoryLimit, OwnerMemoryLimit: ownerMemoryLimit})
 	}
 	if err != nil {
 		return nil, err
@@ -57,6 +58,13 @@ func Open(ctx context.Context, cfg Config) (db *DB, err error) {
 		return nil, errors.Join(err, b.Close())
 	}
 	return &DB{e: e}, nil
+}
+
+// ownerMemoryLimit is the data owner's memory limit for analysts (SET LIMITS), which the DuckDB
+// backend applies before it locks an analyst's configuration.
+func ownerMemoryLimit(ctx context.Context, q backend.Querier) (int64, error) {
+	l, err := store.ReadLimits(ctx, q)
+	return l.MemoryLimit, err
 }
 
 // Exec runs the statements of script in order. It stops at the first error, returning the

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dpsql/dpsql"
 	"github.com/dpsql/dpsql/internal/pgtest"
@@ -83,7 +84,8 @@ func TestDocumentedRoles(t *testing.T) {
 	if _, err := owner.Exec(ctx, `
 		CREATE VIEW people OPTIONS(anonymization_userid_column='uid') AS SELECT uid, name, city, salary, note FROM raw;
 		ALTER TABLE cities SET OPTIONS(public=TRUE);
-		SET BUDGET OPTIONS(epsilon=10, delta=1e-5)`); err != nil {
+		SET BUDGET OPTIONS(epsilon=10, delta=1e-5);
+		SET LIMITS OPTIONS(statement_timeout = '30s')`); err != nil {
 		t.Fatal(err)
 	}
 	owner.Close()
@@ -95,6 +97,11 @@ func TestDocumentedRoles(t *testing.T) {
 	out, err := c.Psql(ctx, "app", "dpsql_engine", "UPDATE dpsql.budget SET spent_epsilon = 0")
 	if err == nil || !strings.Contains(out, "permission denied for table budget") {
 		t.Errorf("psql as dpsql_engine: UPDATE dpsql.budget: %v\n%s", err, out)
+	}
+
+	out, err = c.Psql(ctx, "app", "dpsql_engine", "UPDATE dpsql.limits SET statement_timeout_ms = NULL")
+	if err == nil || !strings.Contains(out, "permission denied for table limits") {
+		t.Errorf("psql as dpsql_engine: UPDATE dpsql.limits: %v\n%s", err, out)
 	}
 
 	conn, err := pgx.Connect(ctx, engineURL)
@@ -125,6 +132,10 @@ func TestDocumentedRoles(t *testing.T) {
 		"TRUNCATE dpsql.charges",
 		"UPDATE dpsql.relations SET kind = 'public'",
 		"DELETE FROM dpsql.domains",
+		"UPDATE dpsql.limits SET statement_timeout_ms = NULL, memory_limit_bytes = NULL",
+		"INSERT INTO dpsql.limits VALUES (2, NULL, NULL)",
+		"DELETE FROM dpsql.limits",
+		"TRUNCATE dpsql.limits",
 		"CREATE TABLE public.mine (a INT)",
 		"CREATE TABLE dpsql.mine (a INT)",
 		"CREATE TEMP TABLE mine (a INT)",
@@ -151,12 +162,16 @@ func TestDocumentedRoles(t *testing.T) {
 		t.Errorf("--owner as dpsql_engine: %v", err)
 	}
 
-	// The analyst flow through the engine role: answered and charged.
-	eng, err := dpsql.Open(ctx, dpsql.Config{Database: engineURL})
+	// The analyst flow through the engine role: answered and charged, under the owner's
+	// statement_timeout even when the process asks for a longer one.
+	eng, err := dpsql.Open(ctx, dpsql.Config{Database: engineURL, StatementTimeout: time.Hour})
 	if err != nil {
 		t.Fatalf("dpsql as dpsql_engine: %v", err)
 	}
 	defer eng.Close()
+	if got := sessionLimit(t, eng, "statement_timeout"); got != "30s" {
+		t.Errorf("dpsql as dpsql_engine with --timeout 1h: statement_timeout %v, want the owner's 30s", got)
+	}
 	res, err := eng.Exec(ctx, `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-6, kappa=1)
 		city, ANON_COUNT(*, 1) AS n FROM people GROUP BY city`)
 	if err != nil {
@@ -168,7 +183,8 @@ func TestDocumentedRoles(t *testing.T) {
 	if _, err := eng.Exec(ctx, "SELECT city, country FROM cities"); err != nil {
 		t.Errorf("public query through dpsql_engine: %v", err)
 	}
-	for _, s := range []string{"SET BUDGET OPTIONS(epsilon=1000000, delta=0.5)", "SELECT * FROM people WHERE uid = 7"} {
+	for _, s := range []string{"SET BUDGET OPTIONS(epsilon=1000000, delta=0.5)", "SELECT * FROM people WHERE uid = 7",
+		"SET LIMITS OPTIONS(statement_timeout = NULL)"} {
 		if _, err := eng.Exec(ctx, s); err == nil {
 			t.Errorf("%s through dpsql_engine succeeded", s)
 		}

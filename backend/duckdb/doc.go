@@ -10,7 +10,8 @@
 // A DB opened with Mode backend.Analyst (the zero value, so the safe default) is locked down
 // before Open returns:
 //
-//	SET memory_limit = '4GB'             -- Options.MemoryLimit, default DefaultAnalystMemoryLimit
+//	SET memory_limit = '4GB'             -- Options.MemoryLimit, default DefaultAnalystMemoryLimit,
+//	                                     -- or the owner's if stricter (Options.OwnerMemoryLimit)
 //	SET allowed_paths = [...]            -- the files the owner's views read (see below)
 //	SET autoinstall_known_extensions = false
 //	SET autoload_known_extensions = false

@@ -14,6 +14,7 @@ import (
 	duckdbdrv "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/limits"
 )
 
 var _ backend.Backend = (*DB)(nil)
@@ -31,6 +32,12 @@ type Options struct {
 	// owner (80% of the machine's memory) and means DefaultAnalystMemoryLimit in analyst mode
 	// (also after BecomeAnalyst), so that one analyst query cannot take the machine's memory.
 	MemoryLimit string
+	// OwnerMemoryLimit, when set, reads the data owner's memory limit for analysts from the
+	// database (in bytes; 0: none; internal/store.ReadLimits). Analyst mode (also after
+	// BecomeAnalyst) then applies the stricter of it and MemoryLimit before it locks the
+	// configuration, so that an analyst's process cannot loosen the owner's limit. dpsql.Open
+	// sets it.
+	OwnerMemoryLimit func(context.Context, backend.Querier) (int64, error)
 	// AllowedPaths are files analyst mode may read besides those the views of the database
 	// name (which Open finds itself, see ViewFiles). Relative paths resolve against the
 	// working directory. Ignored in owner mode, which may read anything.
@@ -49,8 +56,9 @@ const DefaultAnalystMemoryLimit = "4GB"
 type DB struct {
 	db   *sql.DB
 	mode backend.Mode
-	// memoryLimit is Options.MemoryLimit, applied again by BecomeAnalyst.
-	memoryLimit string
+	// memoryLimit and ownerMemoryLimit are Options', applied again by BecomeAnalyst.
+	memoryLimit      string
+	ownerMemoryLimit func(context.Context, backend.Querier) (int64, error)
 }
 
 // MaxTxAttempts is how many times Tx runs its function before giving up on transaction
@@ -79,7 +87,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	sdb.SetMaxIdleConns(1)
 	sdb.SetConnMaxLifetime(0)
 	sdb.SetConnMaxIdleTime(0)
-	d := &DB{db: sdb, mode: opts.Mode, memoryLimit: opts.MemoryLimit}
+	d := &DB{db: sdb, mode: opts.Mode, memoryLimit: opts.MemoryLimit, ownerMemoryLimit: opts.OwnerMemoryLimit}
 	if err := d.setup(ctx, opts); err != nil {
 		return nil, errors.Join(err, sdb.Close())
 	}
@@ -110,8 +118,10 @@ func (d *DB) setup(ctx context.Context, opts Options) error {
 		stmts = append(stmts, "SET threads = "+strconv.Itoa(opts.Threads))
 	}
 	limit := opts.MemoryLimit
-	if limit == "" && opts.Mode == backend.Analyst {
-		limit = DefaultAnalystMemoryLimit
+	if opts.Mode == backend.Analyst {
+		if limit, err = d.analystMemoryLimit(ctx, opts); err != nil {
+			return err
+		}
 	}
 	if limit != "" {
 		stmts = append(stmts, "SET memory_limit = "+quote(limit))
@@ -143,6 +153,30 @@ func (d *DB) setup(ctx context.Context, opts Options) error {
 		}
 	}
 	return nil
+}
+
+// analystMemoryLimit is the memory limit of analyst mode: the stricter of opts.MemoryLimit
+// (default DefaultAnalystMemoryLimit) and the owner's (opts.OwnerMemoryLimit).
+func (d *DB) analystMemoryLimit(ctx context.Context, opts Options) (string, error) {
+	limit := opts.MemoryLimit
+	if limit == "" {
+		limit = DefaultAnalystMemoryLimit
+	}
+	own, err := limits.ParseSize(limit)
+	if err != nil {
+		return "", fmt.Errorf("duckdb: memory limit: %w", err)
+	}
+	if opts.OwnerMemoryLimit == nil {
+		return limit, nil
+	}
+	owner, err := opts.OwnerMemoryLimit(ctx, d)
+	if err != nil {
+		return "", err
+	}
+	if limits.Stricter(own, owner) < own {
+		return limits.FormatSize(owner), nil
+	}
+	return limit, nil
 }
 
 func (d *DB) settingBool(ctx context.Context, name string) (bool, error) {
@@ -180,7 +214,7 @@ func (d *DB) BecomeAnalyst(ctx context.Context) error {
 	if d.mode == backend.Analyst {
 		return nil
 	}
-	if err := d.setup(ctx, Options{Mode: backend.Analyst, MemoryLimit: d.memoryLimit}); err != nil {
+	if err := d.setup(ctx, Options{Mode: backend.Analyst, MemoryLimit: d.memoryLimit, OwnerMemoryLimit: d.ownerMemoryLimit}); err != nil {
 		return err
 	}
 	d.mode = backend.Analyst

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/dpsql/dpsql/backend"
 )
@@ -15,4 +16,19 @@ func (db *DB) BecomeAnalyst(ctx context.Context) error {
 		db.timeout = DefaultStatementTimeout
 	}
 	return ctx.Err()
+}
+
+// LimitStatementTimeout makes the server-side statement_timeout of analyst calls (and of Tx)
+// at most d, for the rest of the session; it never loosens it, and d <= 0 changes nothing. The
+// engine calls it with the stricter of the process's and the data owner's timeout. In owner
+// mode it does nothing: the owner's sessions have no limit unless Options set one.
+func (db *DB) LimitStatementTimeout(d time.Duration) {
+	if db.mode != backend.Analyst || d <= 0 {
+		return
+	}
+	// statement_timeout is in whole milliseconds, and 0 would mean none.
+	d = max(d.Round(time.Millisecond), time.Millisecond)
+	if db.timeout == 0 || d < db.timeout {
+		db.timeout = d
+	}
 }

@@ -14,7 +14,8 @@
 // A DB opened with Mode backend.Analyst (the zero value, so the safe default):
 //
 //   - starts every session with default_transaction_read_only = on and statement_timeout
-//     (Options.StatementTimeout, default 60 s);
+//     (Options.StatementTimeout, default 60 s; LimitStatementTimeout can only shorten it, and
+//     the engine shortens it to the data owner's limit);
 //   - runs each Query and Exec in its own BEGIN READ ONLY transaction with SET LOCAL
 //     statement_timeout, then rolls it back. The rollback also undoes any setting a
 //     statement changed (set_config), so nothing carries over to the next call; PostgreSQL
@@ -32,7 +33,7 @@
 // credentials a dpsql process uses to answer analysts, holds
 //
 //	GRANT USAGE ON SCHEMA dpsql TO dpsql_engine;
-//	GRANT SELECT ON dpsql.relations, dpsql.domains, dpsql.budget TO dpsql_engine;
+//	GRANT SELECT ON dpsql.relations, dpsql.domains, dpsql.budget, dpsql.limits TO dpsql_engine;
 //	GRANT EXECUTE ON FUNCTION dpsql.spend(DOUBLE PRECISION, DOUBLE PRECISION, TEXT) TO dpsql_engine;
 //	GRANT USAGE ON SCHEMA <data schemas> TO dpsql_engine;
 //	GRANT SELECT ON <the relations the catalog declares> TO dpsql_engine;

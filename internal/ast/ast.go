@@ -83,10 +83,17 @@ type SetBudgetStmt struct {
 	Options   []*Option
 }
 
+// SetLimitsStmt is the owner's SET LIMITS OPTIONS(statement_timeout = '60s', memory_limit =
+// '2GB'): the limits of every analyst session, stored with the policy.
+type SetLimitsStmt struct {
+	span
+	Options []*Option
+}
+
 // ShowStmt is SHOW BUDGET, SHOW TABLES (the relations an analyst may use) or SHOW POLICY.
 type ShowStmt struct {
 	span
-	What string // upper case: "BUDGET", "TABLES", "POLICY"
+	What string // upper case: "BUDGET", "TABLES", "POLICY", "LIMITS"
 }
 
 // RawStmt is any other statement, kept as text with its first keyword (upper case). The
@@ -102,6 +109,7 @@ func (*ExplainStmt) stmt()      {}
 func (*CreateStmt) stmt()       {}
 func (*AlterOptionsStmt) stmt() {}
 func (*SetBudgetStmt) stmt()    {}
+func (*SetLimitsStmt) stmt()    {}
 func (*ShowStmt) stmt()         {}
 func (*RawStmt) stmt()          {}
 

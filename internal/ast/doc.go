@@ -1,6 +1,7 @@
 // Package ast is dpsql's syntax tree for the SQL it accepts: the SELECT subset analysts may
 // write (with the WITH ANONYMIZATION and WITH DIFFERENTIAL_PRIVACY clauses), EXPLAIN, and the
-// owner's policy statements (CREATE ... OPTIONS(...) AS, ALTER ... SET OPTIONS, SET BUDGET).
+// owner's policy statements (CREATE ... OPTIONS(...) AS, ALTER ... SET OPTIONS, SET BUDGET,
+// SET LIMITS).
 //
 // Every node knows its Span in the source text, so any later stage can point at the exact
 // place in the query an error is about. Every node prints back (Format) to SQL text that

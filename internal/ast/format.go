@@ -264,6 +264,9 @@ func (p *Printer) Default(n Node) {
 			p.WriteString("SET BUDGET ")
 			p.options(n.Options)
 		}
+	case *SetLimitsStmt:
+		p.WriteString("SET LIMITS ")
+		p.options(n.Options)
 	case *ShowStmt:
 		p.WriteString("SHOW " + n.What)
 	case *RawStmt:

@@ -28,6 +28,10 @@ func Children(n Node) []Node {
 		for _, o := range n.Options {
 			c.add(o)
 		}
+	case *SetLimitsStmt:
+		for _, o := range n.Options {
+			c.add(o)
+		}
 	case *Option:
 		c.add(n.Name)
 		c.expr(n.Value)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dpsql/dpsql/internal/limits"
 )
 
 // UsageError is a mistake on the command line (an unknown option, a missing or bad value).
@@ -101,8 +103,8 @@ func options() []option {
 			return nil
 		}},
 		{long: "memory-limit", hasValue: true, set: func(f *flags, v string) error {
-			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, "'\\") {
-				return usagef("--memory-limit %q: want a size like 2GB or 512MB", v)
+			if _, err := limits.ParseSize(v); err != nil {
+				return usagef("--memory-limit: %v", err)
 			}
 			f.memoryLimit = v
 			return nil
@@ -214,8 +216,10 @@ Options:
       --timeout DURATION  cancel any statement that runs longer, e.g. 30s; 0 for no
                           limit (default: 5m for analysts, none for the owner); an
                           anonymized query cancelled after it started reading data is
-                          charged
-      --memory-limit SIZE DuckDB's memory limit, e.g. 8GB (default: 4GB for analysts)
+                          charged; the owner's SET LIMITS statement_timeout applies
+                          to analysts when stricter
+      --memory-limit SIZE DuckDB's memory limit, e.g. 8GB (default: 4GB for analysts;
+                          the owner's SET LIMITS memory_limit applies when stricter)
   -q, --quiet             do not print notices (budget charged and left, ...) or the
                           prompt's welcome line
   -h, --help              show this help

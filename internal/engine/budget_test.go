@@ -111,7 +111,8 @@ func setupSQL(d backend.Dialect) string {
 	SET BUDGET OPTIONS(epsilon=10, delta=1e-3);`, double, rows)
 }
 
-func newBudgetEnv(t *testing.T, d backend.Dialect) *budgetEnv {
+// ownerBackend opens a new database of dialect d in owner mode (in memory for DuckDB).
+func ownerBackend(t *testing.T, d backend.Dialect) backend.Backend {
 	t.Helper()
 	ctx := context.Background()
 	var b backend.Backend
@@ -125,11 +126,20 @@ func newBudgetEnv(t *testing.T, d backend.Dialect) *budgetEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// newBudgetEnv sets the database up as the owner, running setupSQL and then the owner's
+// statements in extra.
+func newBudgetEnv(t *testing.T, d backend.Dialect, extra ...string) *budgetEnv {
+	t.Helper()
+	ctx := context.Background()
+	b := ownerBackend(t, d)
 	owner, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: testmode.Noiseless{}, Owner: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := owner.Exec(ctx, setupSQL(d)); err != nil {
+	if _, err := owner.Exec(ctx, setupSQL(d)+strings.Join(extra, ";\n")); err != nil {
 		t.Fatal(err)
 	}
 	if err := owner.BecomeAnalyst(ctx); err != nil {

@@ -6,7 +6,9 @@
 // (exec.Prepared.Check: a mistake costs nothing), then charged durably (ledger.Spend.Commit:
 // a query the budget cannot pay never runs), and only then run. Every failure after that is
 // reported as one error, SQLSTATE 2P003, whatever its cause (failedAfterData). Analyst
-// statements have a default timeout (DefaultAnalystTimeout). No panic escapes Exec: it
+// statements have a default timeout (DefaultAnalystTimeout); the data owner's limits (SET
+// LIMITS, in dpsql.limits) bind every analyst session as the stricter of the owner's and the
+// process's (limits.go, applyLimits). No panic escapes Exec: it
 // becomes an internal error (XX000) whose cause is a *PanicError.
 //
 // The public package dpsql wraps it with production mechanisms; tests construct it with

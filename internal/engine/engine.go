@@ -14,6 +14,7 @@ import (
 	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/exec"
+	"github.com/dpsql/dpsql/internal/limits"
 	"github.com/dpsql/dpsql/internal/parser"
 	"github.com/dpsql/dpsql/internal/rewrite"
 	"github.com/dpsql/dpsql/internal/sqlgen"
@@ -33,7 +34,9 @@ type Options struct {
 	// ConfidenceLevel, in (0,1), adds confidence intervals to every released aggregate.
 	ConfidenceLevel float64
 	// StatementTimeout bounds each statement. 0 means DefaultAnalystTimeout while the engine
-	// serves an analyst and no limit for the owner; a negative value means no limit.
+	// serves an analyst and no limit for the owner; a negative value means no limit. While the
+	// engine serves an analyst, the data owner's statement_timeout (SET LIMITS, stored in the
+	// database) applies when it is stricter: this setting can tighten it, never loosen it.
 	StatementTimeout time.Duration
 }
 
@@ -47,6 +50,9 @@ type Engine struct {
 	b      backend.Backend
 	cat    *catalog.Catalog
 	ledger *ledger.Ledger
+	// owners are the data owner's limits for analyst sessions, read when the engine starts
+	// serving an analyst (see applyLimits).
+	owners limits.Limits
 }
 
 // New opens an engine on o.Backend: the owner's engine creates dpsql's schema if needed; an
@@ -77,7 +83,30 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 		}
 		return nil, err
 	}
+	if !o.Owner {
+		if err := e.applyLimits(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
+}
+
+// applyLimits reads the owner's limits for analyst sessions and applies them for the rest of
+// the session: the statement timeout in the engine (timeout) and, on PostgreSQL, in the
+// backend's server-side statement_timeout. DuckDB's memory limit cannot be changed once the
+// configuration is locked: the backend applies the owner's before it locks it (see
+// duckdb.Options.OwnerMemoryLimit); a limit the owner sets later binds sessions that start
+// later.
+func (e *Engine) applyLimits(ctx context.Context) error {
+	l, err := store.ReadLimits(ctx, e.b)
+	if err != nil {
+		return err
+	}
+	e.owners = l
+	if pg, ok := e.b.(interface{ LimitStatementTimeout(time.Duration) }); ok {
+		pg.LimitStatementTimeout(e.timeout())
+	}
+	return nil
 }
 
 func (e *Engine) reload(ctx context.Context) error {
@@ -104,7 +133,10 @@ func (e *Engine) BecomeAnalyst(ctx context.Context) error {
 		return err
 	}
 	e.o.Owner = false
-	return e.reload(ctx)
+	if err := e.reload(ctx); err != nil {
+		return err
+	}
+	return e.applyLimits(ctx)
 }
 
 // Close closes the backend.
@@ -147,15 +179,17 @@ func (e *Engine) Exec(ctx context.Context, script string) (results []*Result, er
 	return results, nil
 }
 
-// timeout is the limit of one statement (0: none), see Options.StatementTimeout.
+// timeout is the limit of one statement (0: none), see Options.StatementTimeout: for an
+// analyst, the stricter of the process's and the data owner's.
 func (e *Engine) timeout() time.Duration {
-	switch t := e.o.StatementTimeout; {
-	case t > 0:
-		return t
-	case t < 0 || e.o.Owner:
-		return 0
+	var t time.Duration
+	switch t = e.o.StatementTimeout; {
+	case e.o.Owner:
+		return max(t, 0)
+	case t == 0:
+		t = DefaultAnalystTimeout
 	}
-	return DefaultAnalystTimeout
+	return limits.Stricter(t, e.owners.StatementTimeout)
 }
 
 // PanicError is the Cause of the internal error that replaces a panic: Value is what was
@@ -214,6 +248,8 @@ func (e *Engine) stmt(ctx context.Context, st ast.Stmt, text string) (*Result, e
 		return e.alter(ctx, s)
 	case *ast.SetBudgetStmt:
 		return e.setBudget(ctx, s)
+	case *ast.SetLimitsStmt:
+		return e.setLimits(ctx, s)
 	case *ast.ShowStmt:
 		return e.show(ctx, s)
 	case *ast.RawStmt:

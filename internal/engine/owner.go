@@ -237,6 +237,8 @@ func (e *Engine) show(ctx context.Context, s *ast.ShowStmt) (*Result, error) {
 		r.Rows = [][]any{{"total", st.Total.Epsilon, st.Total.Delta}, {"spent", r15(st.Spent.Epsilon), r15(st.Spent.Delta)},
 			{"remaining", r15(rem.Epsilon), r15(rem.Delta)}}
 		return r, nil
+	case "LIMITS":
+		return e.showLimits(ctx)
 	case "TABLES", "POLICY":
 		r := &Result{Tag: "SHOW", Columns: []Column{{"name", "VARCHAR"}, {"kind", "VARCHAR"}, {"privacy_unit", "VARCHAR"}, {"columns", "VARCHAR"}}}
 		for _, rel := range e.cat.Relations() {
@@ -252,7 +254,7 @@ func (e *Engine) show(ctx context.Context, s *ast.ShowStmt) (*Result, error) {
 		}
 		return r, nil
 	}
-	return nil, sqlerr.New(s.Span().Start, sqlerr.SyntaxError, "SHOW %s is not supported", s.What).WithHint("SHOW BUDGET or SHOW TABLES")
+	return nil, sqlerr.New(s.Span().Start, sqlerr.SyntaxError, "SHOW %s is not supported", s.What).WithHint("SHOW BUDGET, SHOW LIMITS or SHOW TABLES")
 }
 
 func (e *Engine) raw(ctx context.Context, s *ast.RawStmt) (*Result, error) {

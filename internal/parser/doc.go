@@ -8,7 +8,7 @@
 // three spellings of anonymized aggregation (ZetaSQL's WITH ANONYMIZATION with CLAMPED
 // BETWEEN, the thesis form with trailing bounds, and GoogleSQL's WITH DIFFERENTIAL_PRIVACY
 // with named arguments), EXPLAIN, and the owner's policy statements (CREATE ... OPTIONS(...)
-// AS, ALTER ... SET OPTIONS, SET BUDGET, SHOW). Any other statement is kept as text in an
+// AS, ALTER ... SET OPTIONS, SET BUDGET, SET LIMITS, SHOW). Any other statement is kept as text in an
 // *ast.RawStmt for the engine to pass on or refuse.
 //
 // Guarantees: Parse never panics and never loops on any input (nesting deeper than

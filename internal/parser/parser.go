@@ -24,7 +24,8 @@ func Parse(src string) ([]ast.Stmt, error) {
 // Lenient is Parse for the owner's scripts: a statement that fails to parse becomes an
 // *ast.RawStmt (so that the owner can run the database's own dialect), unless it is an
 // anonymized query (its tokens contain WITH ANONYMIZATION or WITH DIFFERENTIAL_PRIVACY) or
-// a policy statement (it contains OPTIONS(, or is SET BUDGET or SHOW BUDGET|TABLES|POLICY):
+// a policy statement (it contains OPTIONS(, or is SET BUDGET|LIMITS or SHOW
+// BUDGET|TABLES|POLICY|LIMITS):
 // those must parse, and their syntax error is returned. Errors of the lexer (an
 // unterminated string or comment, a NUL byte) are always returned.
 func Lenient(src string) ([]ast.Stmt, error) {
@@ -143,8 +144,9 @@ func splitStatements(toks []token) [][]token {
 }
 
 // mustParse reports whether a statement's syntax error must be returned even by Lenient:
-// anonymized queries, and the policy statements (anything with OPTIONS(...), SET BUDGET,
-// SHOW BUDGET|TABLES|POLICY), whose meaning would otherwise be lost silently.
+// anonymized queries, and the policy statements (anything with OPTIONS(...), SET
+// BUDGET|LIMITS, SHOW BUDGET|TABLES|POLICY|LIMITS), whose meaning would otherwise be lost
+// silently.
 func mustParse(toks []token) bool {
 	if isAnonymized(toks) {
 		return true
@@ -155,8 +157,12 @@ func mustParse(toks []token) bool {
 		}
 	}
 	t0, t1 := toks[0], toks[1%len(toks)]
-	return t0.is("SET") && t1.is("BUDGET") ||
-		t0.is("SHOW") && (t1.is("BUDGET") || t1.is("TABLES") || t1.is("POLICY"))
+	return t0.is("SET") && (t1.is("BUDGET") || t1.is("LIMITS")) || t0.is("SHOW") && isShown(t1)
+}
+
+// isShown reports whether t names what a SHOW statement of dpsql shows.
+func isShown(t token) bool {
+	return t.is("BUDGET") || t.is("TABLES") || t.is("POLICY") || t.is("LIMITS")
 }
 
 // isAnonymized reports whether the tokens contain WITH ANONYMIZATION or WITH
@@ -426,7 +432,9 @@ func (p *parser) parseStatement() ast.Stmt {
 		}
 	case t.is("SET") && p.peek(1).is("BUDGET"):
 		return p.parseSetBudget()
-	case t.is("SHOW") && (p.peek(1).is("BUDGET") || p.peek(1).is("TABLES") || p.peek(1).is("POLICY")):
+	case t.is("SET") && p.peek(1).is("LIMITS"):
+		return p.parseSetLimits()
+	case t.is("SHOW") && isShown(p.peek(1)):
 		p.next()
 		w := p.next()
 		p.expectEnd()
@@ -523,6 +531,19 @@ func (p *parser) parseSetBudget() ast.Stmt {
 	default:
 		p.unexpected("OPTIONS(...) or UNLIMITED")
 	}
+	p.expectEnd()
+	s.SetSpan(p.spanFrom(start))
+	return s
+}
+
+// parseSetLimits parses SET LIMITS OPTIONS(...).
+func (p *parser) parseSetLimits() ast.Stmt {
+	start := p.next().Pos
+	p.next() // LIMITS
+	if !p.accept("OPTIONS") {
+		p.unexpected("OPTIONS(...)")
+	}
+	s := &ast.SetLimitsStmt{Options: p.optionList()}
 	p.expectEnd()
 	s.SetSpan(p.spanFrom(start))
 	return s

@@ -5,6 +5,9 @@
 //	dpsql.budget    (one row, id = 1: is_set, unlimited, total and spent epsilon and delta,
 //	                 spends: a counter every spend increments, which serialises spends)
 //	dpsql.charges   (id BIGINT PRIMARY KEY, charged_at TIMESTAMP, epsilon, delta, query TEXT)
+//	dpsql.domains   (relation, column_name, spec: the owner's public domains)
+//	dpsql.limits    (one row, id = 1: statement_timeout_ms, memory_limit_bytes; NULL: no
+//	                 limit; the owner's limits for analysts, ReadLimits and SetLimits)
 //
 // It works through backend.Backend, backend.Querier and backend.Tx only, with SQL that DuckDB
 // and PostgreSQL both accept unchanged: CREATE SCHEMA/TABLE IF NOT EXISTS, INSERT ... ON

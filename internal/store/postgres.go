@@ -122,7 +122,8 @@ const writePrivileges = "INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER"
 
 // pgState is what Init and the analyst's checks need to know about a PostgreSQL database.
 type pgState struct {
-	tables    bool     // all of dpsql's tables exist
+	tables    bool     // all of dpsql's tables that analysts need exist
+	limits    bool     // dpsql.limits exists
 	spend     bool     // dpsql.spend exists (with its signature)
 	current   bool     // dpsql.spend and dpsql.fits have this version's bodies and settings
 	strays    []string // roles (quoted, or PUBLIC) holding write rights on dpsql that only its owner may hold
@@ -158,7 +159,9 @@ func readPGState(ctx context.Context, q backend.Querier) (pgState, error) {
 			COALESCE(n.nspowner::regrole::text, ''),
 			COALESCE(pg_catalog.pg_has_role(n.nspowner, 'USAGE'), FALSE),
 			pg_catalog.has_database_privilege(current_database(), 'CREATE'),
-			current_user::text
+			current_user::text,
+			EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+				WHERE c.relnamespace = n.oid AND c.relkind = 'r' AND c.relname = 'limits')
 		FROM (SELECT 1) one LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = 'dpsql'`, spendBody, fitsBody)
 	if err != nil {
 		return st, fmt.Errorf("store: look for the dpsql schema: %w", err)
@@ -175,6 +178,7 @@ func readPGState(ctx context.Context, q backend.Querier) (pgState, error) {
 	st.isOwner, _ = r[4].(bool)
 	st.canCreate, _ = r[5].(bool)
 	st.role = asString(r[6])
+	st.limits, _ = r[7].(bool)
 	if st.owner == "" {
 		return st, nil
 	}
@@ -206,7 +210,7 @@ func readPGState(ctx context.Context, q backend.Querier) (pgState, error) {
 
 // upToDate reports whether Init has nothing to do.
 func (st pgState) upToDate() bool {
-	return st.tables && st.current && len(st.strays) == 0
+	return st.tables && st.limits && st.current && len(st.strays) == 0
 }
 
 // initPostgres creates what is missing and migrates a database an earlier dpsql initialised:
@@ -220,6 +224,11 @@ func initPostgres(ctx context.Context, b backend.Backend, st pgState) error {
 				if err := q.Exec(ctx, s); err != nil {
 					return err
 				}
+			}
+		}
+		if !st.limits {
+			if err := addLimits(ctx, q); err != nil {
+				return err
 			}
 		}
 		for _, s := range pgFunctions {
@@ -258,6 +267,30 @@ func initPostgres(ctx context.Context, b backend.Backend, st pgState) error {
 	})
 	if err != nil {
 		return fmt.Errorf("store: cannot create or upgrade the dpsql schema (the role that owns it must do this, on a writable database): %w", err)
+	}
+	return nil
+}
+
+// addLimits creates dpsql.limits and lets every role that may read dpsql.budget (the engine
+// roles of an existing deployment, see docs/postgres.md) read it too, so that upgrading dpsql
+// does not lock them out; a new deployment's set-up grants it with the other tables.
+func addLimits(ctx context.Context, q backend.Querier) error {
+	for _, s := range limitsStmts {
+		if err := q.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	rows, err := q.Query(ctx, `SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END
+		FROM pg_catalog.pg_class c, aclexplode(c.relacl) a
+		WHERE c.oid = 'dpsql.budget'::regclass AND a.privilege_type = 'SELECT' AND a.grantee <> c.relowner
+		ORDER BY 1`)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows.Values {
+		if err := q.Exec(ctx, "GRANT SELECT ON dpsql.limits TO "+asString(r[0])); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/postgres"
 	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/limits"
 	"github.com/dpsql/dpsql/internal/pgtest"
 	"github.com/dpsql/dpsql/internal/store"
 	"github.com/dpsql/dpsql/ledger"
@@ -317,6 +318,7 @@ func TestPostgresUpgradesAnOldSchema(t *testing.T) {
 	exec(t, o,
 		"DROP FUNCTION "+store.SpendSignature,
 		"DROP FUNCTION dpsql.fits(DOUBLE PRECISION, DOUBLE PRECISION, DOUBLE PRECISION)",
+		"DROP TABLE dpsql.limits",
 		"CREATE TABLE t (uid BIGINT, k TEXT)",
 		"CREATE ROLE "+old+" LOGIN",
 		"GRANT USAGE ON SCHEMA dpsql TO "+old,
@@ -342,6 +344,9 @@ func TestPostgresUpgradesAnOldSchema(t *testing.T) {
 		t.Errorf("spend on the old schema: %v", err)
 	}
 
+	if l, err := store.ReadLimits(ctx, a); err != nil || l != (limits.Limits{}) {
+		t.Errorf("limits on the old schema (no dpsql.limits): %+v, %v; want none", l, err)
+	}
 	if err := store.Init(ctx, o); err != nil {
 		t.Fatalf("upgrade: %v", err)
 	}
@@ -357,6 +362,10 @@ func TestPostgresUpgradesAnOldSchema(t *testing.T) {
 		{"has_function_privilege('" + old + "', '" + store.SpendSignature + "', 'EXECUTE')", false},
 		{"has_table_privilege('" + old + "', 'dpsql.budget', 'SELECT')", true},
 		{"has_table_privilege('" + old + "', 't', 'SELECT')", true},
+		// dpsql.limits is new: whoever read the budget reads it, nobody else writes it.
+		{"has_table_privilege('" + old + "', 'dpsql.limits', 'SELECT')", true},
+		{"has_table_privilege('" + old + "', 'dpsql.limits', 'UPDATE')", false},
+		{"has_table_privilege('" + old + "', 'dpsql.limits', 'DELETE')", false},
 	} {
 		if got := query1(t, o, "SELECT "+c.check); got != c.want {
 			t.Errorf("after the upgrade, %s = %v, want %v", c.check, got, c.want)

@@ -23,6 +23,8 @@ var ErrNotInitialized = errors.New("the database has no dpsql schema")
 // an earlier dpsql created: it lacks the spend function until the owner opens it once.
 var ErrOutdated = errors.New("the dpsql schema needs an upgrade by its owner")
 
+// tables are the tables analysts need; dpsql.limits (limits.go) came later and is optional
+// for them.
 var tables = []string{"budget", "charges", "domains", "relations"}
 
 var initStmts = []string{
@@ -82,7 +84,7 @@ func Init(ctx context.Context, b backend.Backend) error {
 		}
 		return installTotal(ctx, b)
 	}
-	ok, err := initialized(ctx, b)
+	ok, err := haveTables(ctx, b, append([]string{limitsTable}, tables...)...)
 	if err != nil {
 		return err
 	}
@@ -90,7 +92,7 @@ func Init(ctx context.Context, b backend.Backend) error {
 		return installTotal(ctx, b)
 	}
 	err = b.Tx(ctx, func(q backend.Querier) error {
-		for _, s := range initStmts {
+		for _, s := range append(initStmts, limitsStmts...) {
 			if err := q.Exec(ctx, s); err != nil {
 				return err
 			}
@@ -112,10 +114,15 @@ func dialectOf(q backend.Querier) backend.Dialect {
 	return backend.DuckDB
 }
 
-// initialized reports whether all of dpsql's tables exist. It reads information_schema, which
-// on PostgreSQL lists only the tables the role has a right on: ready reads the system catalogs
-// there instead.
+// initialized reports whether all of dpsql's tables that analysts need exist.
 func initialized(ctx context.Context, q backend.Querier) (bool, error) {
+	return haveTables(ctx, q, tables...)
+}
+
+// haveTables reports whether all of names exist in the dpsql schema. It reads
+// information_schema, which on PostgreSQL lists only the tables the role has a right on:
+// readPGState reads the system catalogs there instead.
+func haveTables(ctx context.Context, q backend.Querier, names ...string) (bool, error) {
 	rows, err := q.Query(ctx, `SELECT table_name FROM information_schema.tables
 		WHERE table_schema = $1 AND table_catalog = current_database()`, Schema)
 	if err != nil {
@@ -127,7 +134,7 @@ func initialized(ctx context.Context, q backend.Querier) (bool, error) {
 			have[strings.ToLower(s)] = true
 		}
 	}
-	for _, t := range tables {
+	for _, t := range names {
 		if !have[t] {
 			return false, nil
 		}

@@ -125,8 +125,7 @@ func (pr *Prepared) estimateBounds(ctx context.Context, b backend.Backend) error
 // reads the data (bounds histogram or stage, wrapped so that it returns no row: a LIMIT 0,
 // which DuckDB plans as an empty result and PostgreSQL stops before reading its input), and
 // the binding of the post-processing query over an empty table of released groups (wrapped
-// the same way). Its
-// errors therefore do not depend on the data, and the engine runs it before charging the
+// the same way). Its errors therefore do not depend on the data, and the engine runs it before charging the
 // query, so that a mistake costs nothing. Stage runs it if it has not run.
 func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	if err := pr.Bind(ctx, b); err != nil {

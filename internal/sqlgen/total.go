@@ -299,12 +299,9 @@ func printPostgres(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node)
 		pgCall(p, `"extract"`, &ast.Literal{Kind: ast.StringLit, Text: strings.ToLower(x.Field)}, x.X)
 		return true
 	case *ast.Like:
-		if x.Escape == nil && validLikeLiteral(x.Pattern) {
+		// The analyzer refuses LIKE ... ESCAPE, so x.Escape is nil here.
+		if validLikeLiteral(x.Pattern) {
 			break
-		}
-		pat := x.Pattern
-		if x.Escape != nil {
-			pat = &ast.FuncCall{Name: []*ast.Ident{{Name: "like_escape"}}, Args: []ast.Expr{x.Pattern, x.Escape}}
 		}
 		if x.Not {
 			p.WriteString("NOT ")
@@ -313,7 +310,7 @@ func printPostgres(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node)
 		if x.ILike {
 			op = store.TotalOperators["~~*"]
 		}
-		pgCall(p, op, x.X, pat)
+		pgCall(p, op, x.X, x.Pattern)
 		return true
 	case *ast.FuncCall:
 		if len(x.Name) != 1 || x.Over != nil || x.Distinct || x.Star || len(x.NamedArgs) > 0 {

@@ -1,0 +1,311 @@
+package pbeam
+
+import (
+	"crypto/rand"
+	"fmt"
+	"math"
+	mrand "math/rand/v2"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+)
+
+// The first half of every aggregation: from PrivatePCollection elements to
+// each privacy unit's bounded contributions, one per (unit, partition).
+//
+//	PCollection<KV<ID, X>>
+//	  │ unitRowsFn      encode the id and the partition, read the value, priority
+//	  ▼
+//	PCollection<KV<unit, unitRow>>
+//	  │ CombinePerKey(boundFn)   per unit: the MaxPartitionsContributed partitions of
+//	  │                          smallest priority, each with its sum, count or up to
+//	  │                          MaxContributionsPerPartition values (random priority)
+//	  ▼
+//	PCollection<KV<partition, contribution>>   (contributionsFn)
+//
+// One shuffle (by unit); with combiner lifting a worker holds O(kappa * k)
+// per unit, however many rows the unit has.
+
+func init() {
+	register.DoFn3x1[beam.U, beam.V, func(string, unitRow), error](&unitRowsFn{})
+	register.Emitter2[string, unitRow]()
+	register.Combiner3[unitAcc, unitRow, unitAcc](&boundFn{})
+	register.DoFn3x0[string, unitAcc, func(string, contribution)](&contributionsFn{})
+	register.Emitter2[string, contribution]()
+	for _, t := range []reflect.Type{reflect.TypeOf(unitRow{}), reflect.TypeOf(unitAcc{}), reflect.TypeOf(unitEntry{}), reflect.TypeOf(contribution{})} {
+		beam.RegisterType(t)
+	}
+}
+
+// valueKind says what an aggregation reads from each element's value.
+type valueKind int
+
+const (
+	valueNone  valueKind = iota // only the partition (Count, DistinctPrivacyID, SelectPartitions)
+	valueFloat                  // the value as float64
+	valueInt                    // the value as int64
+)
+
+// unitRow is one element, reduced to what bounding needs.
+type unitRow struct {
+	Partition string  // the encoded partition key
+	Pri       uint64  // priority of (unit, partition)
+	VPri      uint64  // random priority of this value among the unit's values in the partition
+	F         float64 // the value (valueFloat)
+	I         int64   // the value (valueInt)
+	Null      bool    // the value is NaN: counts the unit, adds no value
+}
+
+// unitRowsFn keys elements by their encoded privacy id.
+type unitRowsFn struct {
+	IDCodec   *elementCodec
+	Pairs     *pairCodec    // set for a PrivatePCollection<K,V>
+	Elems     *elementCodec // set for a PrivatePCollection<V>: the element is the partition
+	Value     valueKind
+	Seed      uint64
+	Public    [][]byte // a slice of public partitions, encoded; rows outside are dropped
+	HasPublic bool
+
+	public map[string]bool
+	rng    *mrand.Rand
+}
+
+func (fn *unitRowsFn) Setup() {
+	var s [32]byte
+	if _, err := rand.Read(s[:]); err != nil {
+		panic("pbeam: crypto/rand failed: " + err.Error())
+	}
+	fn.rng = mrand.New(mrand.NewChaCha8(s))
+	if fn.HasPublic {
+		fn.public = make(map[string]bool, len(fn.Public))
+		for _, p := range fn.Public {
+			fn.public[string(p)] = true
+		}
+	}
+}
+
+func (fn *unitRowsFn) ProcessElement(id beam.U, x beam.V, emit func(string, unitRow)) error {
+	if fn.rng == nil {
+		fn.Setup()
+	}
+	unit, err := fn.IDCodec.encode(id)
+	if err != nil {
+		return err
+	}
+	var part []byte
+	var r unitRow
+	if fn.Pairs != nil {
+		p, ok := x.(kvPair)
+		if !ok {
+			return fmt.Errorf("pbeam: internal error: element %T is not a key-value pair", x)
+		}
+		part = p.K
+		if fn.Value != valueNone {
+			v, err := fn.Pairs.decodeV(p.V)
+			if err != nil {
+				return err
+			}
+			if err := readValue(v, fn.Value, &r); err != nil {
+				return err
+			}
+		}
+	} else {
+		if part, err = fn.Elems.encode(x); err != nil {
+			return err
+		}
+	}
+	if fn.HasPublic && !fn.public[string(part)] {
+		return nil
+	}
+	r.Partition = string(part)
+	r.Pri = priority(fn.Seed, unit, part)
+	r.VPri = fn.rng.Uint64()
+	emit(string(unit), r)
+	return nil
+}
+
+// readValue converts a numeric value to float64 or int64.
+func readValue(v any, kind valueKind, r *unitRow) error {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		r.I = rv.Int()
+		r.F = float64(r.I)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		u := rv.Uint()
+		if kind == valueInt && u > math.MaxInt64 {
+			return fmt.Errorf("pbeam: value %d does not fit in int64", u)
+		}
+		r.I = int64(u)
+		r.F = float64(u)
+	case reflect.Float32, reflect.Float64:
+		r.F = rv.Float()
+		if math.IsNaN(r.F) {
+			r.Null = true
+		}
+	default:
+		return fmt.Errorf("pbeam: value of type %T is not a number", v)
+	}
+	return nil
+}
+
+// isNumeric reports whether t is a type readValue accepts.
+func isNumeric(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// isIntegral reports whether t is an integer type.
+func isIntegral(t reflect.Type) bool {
+	return isNumeric(t) && t.Kind() != reflect.Float32 && t.Kind() != reflect.Float64
+}
+
+// unitEntry is one kept partition of a unit.
+type unitEntry struct {
+	Partition string
+	Pri       uint64
+	Rows      int64     // rows of the unit in the partition
+	F         float64   // sum of the float values
+	I         int64     // sum of the int values (saturating)
+	Vals      []float64 // up to MaxValues values, by smallest VPri
+	VPris     []uint64
+}
+
+// unitAcc is a unit's kept partitions (at most MaxPartitions).
+type unitAcc struct {
+	E []unitEntry
+}
+
+// boundFn bounds one unit's contributions. Everything it keeps is decided by
+// priorities fixed per (unit, partition) and per value, so the result does
+// not depend on the order of AddInput and MergeAccumulators calls.
+type boundFn struct {
+	MaxPartitions int64 // 0: unbounded (test mode without bounding)
+	KeepValues    bool  // keep values (Mean, Variance, Quantiles)
+	MaxValues     int64 // with KeepValues: values per partition; 0: unbounded
+}
+
+func (fn *boundFn) CreateAccumulator() unitAcc { return unitAcc{} }
+
+func (fn *boundFn) AddInput(a unitAcc, r unitRow) unitAcc {
+	e := unitEntry{Partition: r.Partition, Pri: r.Pri, Rows: 1}
+	if !r.Null {
+		e.F, e.I = r.F, r.I
+		if fn.KeepValues {
+			e.Vals, e.VPris = []float64{r.F}, []uint64{r.VPri}
+		}
+	}
+	return fn.insert(a, e)
+}
+
+func (fn *boundFn) MergeAccumulators(a, b unitAcc) unitAcc {
+	for _, e := range b.E {
+		a = fn.insert(a, e)
+	}
+	return a
+}
+
+func (fn *boundFn) ExtractOutput(a unitAcc) unitAcc { return a }
+
+// insert adds e's data to a's entry for the same partition, or adds e as a
+// new entry if it is among the MaxPartitions smallest priorities.
+func (fn *boundFn) insert(a unitAcc, e unitEntry) unitAcc {
+	for i := range a.E {
+		if a.E[i].Partition == e.Partition {
+			fn.combine(&a.E[i], e)
+			return a
+		}
+	}
+	if fn.MaxPartitions == 0 || int64(len(a.E)) < fn.MaxPartitions {
+		a.E = append(a.E, e)
+		return a
+	}
+	worst := 0
+	for i := range a.E {
+		if before(a.E[worst], a.E[i]) {
+			worst = i
+		}
+	}
+	if before(e, a.E[worst]) {
+		a.E[worst] = e
+	}
+	return a
+}
+
+// before orders entries by priority, then by partition (equal hashes).
+func before(x, y unitEntry) bool {
+	if x.Pri != y.Pri {
+		return x.Pri < y.Pri
+	}
+	return x.Partition < y.Partition
+}
+
+func (fn *boundFn) combine(dst *unitEntry, e unitEntry) {
+	dst.Rows += e.Rows
+	dst.F += e.F
+	dst.I = saturatingAdd(dst.I, e.I)
+	if !fn.KeepValues {
+		return
+	}
+	for i, v := range e.Vals {
+		p := e.VPris[i]
+		if fn.MaxValues == 0 || int64(len(dst.Vals)) < fn.MaxValues {
+			dst.Vals = append(dst.Vals, v)
+			dst.VPris = append(dst.VPris, p)
+			continue
+		}
+		worst := 0
+		for j := range dst.VPris {
+			if dst.VPris[j] > dst.VPris[worst] {
+				worst = j
+			}
+		}
+		if p < dst.VPris[worst] {
+			dst.Vals[worst], dst.VPris[worst] = v, p
+		}
+	}
+}
+
+func saturatingAdd(a, b int64) int64 {
+	s := a + b
+	if a > 0 && b > 0 && s < 0 {
+		return math.MaxInt64
+	}
+	if a < 0 && b < 0 && s >= 0 {
+		return math.MinInt64
+	}
+	return s
+}
+
+// contribution is one unit's bounded contribution to one partition.
+type contribution struct {
+	Rows   int64
+	F      float64
+	I      int64
+	Vals   []float64
+	Public bool // a marker of a public partition, not a unit's contribution
+}
+
+// contributionsFn re-keys a unit's kept partitions by partition; the unit id
+// is dropped here.
+type contributionsFn struct{}
+
+func (fn *contributionsFn) ProcessElement(_ string, a unitAcc, emit func(string, contribution)) {
+	for _, e := range a.E {
+		emit(e.Partition, contribution{Rows: e.Rows, F: e.F, I: e.I, Vals: e.Vals})
+	}
+}
+
+// boundContributions is the first half of an aggregation: see the diagram
+// at the top of this file.
+func boundContributions(s beam.Scope, pcol PrivatePCollection, rows *unitRowsFn, bound *boundFn) beam.PCollection {
+	keyed := beam.ParDo(s, rows, pcol.col)
+	perUnit := beam.CombinePerKey(s, bound, keyed)
+	return beam.ParDo(s, &contributionsFn{}, perUnit)
+}

@@ -1,0 +1,47 @@
+// Package pbeam is Privacy on Beam for dpsql: differentially private
+// aggregations of Apache Beam PCollections, with the public API of Google's
+// Privacy on Beam v4 (a program written for it compiles against this package
+// by changing its import path) and the mechanisms of dpsql's dp/ packages.
+//
+// # Model
+//
+// A PrivatePCollection is a PCollection whose every element belongs to a
+// privacy unit (a user). MakePrivate and MakePrivateFromStruct attach the
+// unit's identifier; ParDo transforms elements without ever showing it to
+// the pipeline author; the only way out is an aggregation (Count, SumPerKey,
+// MeanPerKey, ...), which bounds each unit's contributions, adds noise and
+// releases only partitions chosen by private partition selection, or the
+// public partitions given to it. Every aggregation spends part of the
+// PrivacySpec's budget when the pipeline is constructed; asking for more
+// than remains fails construction.
+//
+// # How an aggregation runs
+//
+//	PrivatePCollection<KV<id, X>>
+//	  │ unitRowsFn: encode id and partition, read the value, keyed-hash priority
+//	  │ CombinePerKey by unit (boundFn): keep the MaxPartitionsContributed partitions of
+//	  │   smallest priority, each with the unit's sum, row count or
+//	  │   MaxContributionsPerPartition values (one shuffle; O(kappa·k) memory per unit)
+//	  │ CombinePerKey by partition (partitionFn): exact fixed-point sums, unit counts,
+//	  │   quantile leaf counts; ExtractOutput selects the partition and adds noise (dp/)
+//	  ▼
+//	PCollection<KV<K, result>>
+//
+// bound.go and partition.go hold the two halves; each aggregation's file
+// fills in its parameters and its kindImpl (how a contribution is added and
+// how a partition is released).
+//
+// # Errors
+//
+// Like Beam's own constructors, pbeam's functions return no error: bad
+// parameters, wrong element types or an overspent PrivacySpec make them
+// panic while the pipeline is constructed, before anything runs, with a
+// message that says what to change. (Privacy on Beam exits the process with
+// log.Fatal instead.)
+//
+// # Test modes
+//
+// PrivacySpecParams.TestMode releases exact values (no noise, every
+// non-empty partition kept), with or without contribution bounding, for
+// tests of a pipeline's logic. Such results are not private.
+package pbeam

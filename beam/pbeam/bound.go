@@ -133,11 +133,10 @@ func readValue(v any, kind valueKind, r *unitRow) error {
 		r.I = rv.Int()
 		r.F = float64(r.I)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		// Beyond MaxInt64, saturate: every bound is an int64, so clamping
+		// gives the same result, and bad data does not fail the pipeline.
 		u := rv.Uint()
-		if kind == valueInt && u > math.MaxInt64 {
-			return fmt.Errorf("pbeam: value %d does not fit in int64", u)
-		}
-		r.I = int64(u)
+		r.I = int64(min(u, math.MaxInt64))
 		r.F = float64(u)
 	case reflect.Float32, reflect.Float64:
 		r.F = rv.Float()

@@ -127,3 +127,20 @@ func (c *elementCodec) decode(b []byte) (any, error) {
 	c.setup()
 	return decodeWith(c.dec, b)
 }
+
+// checkCodable reports, at construction, an element type that Beam cannot
+// encode: pbeam encodes privacy ids, partition keys and values in its
+// workers, where a missing coder would otherwise surface as a panic.
+func checkCodable(t reflect.Type) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("Beam cannot encode values of type %v (%v); use a type with a coder (a number, a string, a struct of exported encodable fields, or one registered with beam.RegisterCoder)", t, r)
+		}
+	}()
+	if t.Kind() == reflect.Func || t.Kind() == reflect.Chan || t.Kind() == reflect.UnsafePointer {
+		return fmt.Errorf("Beam cannot encode values of type %v; use a concrete type with a coder (a number, a string, a struct of exported encodable fields, or one registered with beam.RegisterCoder)", t)
+	}
+	beam.NewElementEncoder(t)
+	beam.NewElementDecoder(t)
+	return nil
+}

@@ -37,7 +37,13 @@
 // parameters, wrong element types or an overspent PrivacySpec make them
 // panic while the pipeline is constructed, before anything runs, with a
 // message that says what to change. (Privacy on Beam exits the process with
-// log.Fatal instead.)
+// log.Fatal instead.) This covers element types too: a privacy id, value
+// or ParDo output that Beam cannot encode, and ParDo functions with windows,
+// event times or universal types (beam.T, ...), are refused there. An error
+// returned by a ParDo function fails the pipeline. Bad data never panics a
+// worker: NaN values are ignored and infinite ones clamped (as in the SQL
+// engine), integers beyond int64 saturate before clamping, and a nil
+// pointer on MakePrivateFromStruct's id path reads as the zero value.
 //
 // # Test modes
 //

@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/util/reflectx"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 )
@@ -54,6 +55,11 @@ func ParDo(s beam.Scope, doFn any, pcol PrivatePCollection) PrivatePCollection {
 		}
 	} else if sh.in[0] != pcol.valueType() {
 		fail("%s: the function takes %v but the PrivatePCollection holds %v", op, sh.in[0], pcol.valueType())
+	}
+	for i, t := range sh.out {
+		if err := checkCodable(t); err != nil {
+			fail("%s: output %d of the function: %v", op, i+1, err)
+		}
 	}
 	fn := &privateDoFn{Fn: beam.EncodedFunc{Fn: reflectx.MakeFunc(doFn)}, In: pcol.codec}
 	out := PrivatePCollection{spec: pcol.spec}
@@ -141,8 +147,9 @@ func shapeOfType(t reflect.Type) (shape, error) {
 		if isUniversal(x) {
 			return sh, fmt.Errorf("doFn %v uses the universal type %v; pbeam.ParDo needs concrete types", t, x)
 		}
-		if x == contextType || x == errorType || x.Kind() == reflect.Func || x.Kind() == reflect.Chan {
-			return sh, fmt.Errorf("doFn %v: argument or result of type %v is not supported (no side inputs, windows or event times)", t, x)
+		if x == contextType || x == errorType || x.Kind() == reflect.Func || x.Kind() == reflect.Chan ||
+			x == typex.EventTimeType || x == typex.WindowType || x == typex.PaneInfoType || x == typex.BundleFinalizationType {
+			return sh, fmt.Errorf("doFn %v: argument or result of type %v is not supported (no side inputs, windows, panes or event times)", t, x)
 		}
 	}
 	return sh, nil

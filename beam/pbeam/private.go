@@ -41,6 +41,11 @@ func MakePrivate(_ beam.Scope, col beam.PCollection, spec *PrivacySpec) PrivateP
 	if !typex.IsKV(col.Type()) {
 		fail("pbeam.MakePrivate: the PCollection is of type %v; it must be a PCollection<KV<ID, V>> whose key identifies the privacy unit (or use MakePrivateFromStruct)", col.Type())
 	}
+	for i, what := range []string{"privacy id", "value"} {
+		if err := checkCodable(col.Type().Components()[i].Type()); err != nil {
+			fail("pbeam.MakePrivate: the %s: %v", what, err)
+		}
+	}
 	return PrivatePCollection{col: col, spec: spec}
 }
 
@@ -58,6 +63,9 @@ func MakePrivateFromStruct(s beam.Scope, col beam.PCollection, spec *PrivacySpec
 	}
 	t := col.Type().Type()
 	if err := checkIDPath(t, idFieldPath); err != nil {
+		fail("pbeam.MakePrivateFromStruct: %v", err)
+	}
+	if err := checkCodable(t); err != nil {
 		fail("pbeam.MakePrivateFromStruct: %v", err)
 	}
 	return PrivatePCollection{
@@ -119,17 +127,27 @@ func (fn *structIDFn) ProcessElement(v beam.V) (string, beam.V, error) {
 	if fn.parts == nil {
 		fn.parts = strings.Split(fn.IDFieldPath, ".")
 	}
-	f := reflect.ValueOf(v)
+	f := deref(reflect.ValueOf(v))
 	for _, name := range fn.parts {
-		for f.Kind() == reflect.Pointer {
-			if f.IsNil() {
-				f = reflect.Zero(f.Type().Elem())
-			} else {
-				f = f.Elem()
-			}
+		sf, ok := f.Type().FieldByName(name)
+		if !ok {
+			return "", v, fmt.Errorf("pbeam.MakePrivateFromStruct: %v has no field %q", f.Type(), name)
 		}
-		f = f.FieldByName(name)
+		// Step by index, not FieldByName on the value: a field promoted
+		// through a nil embedded pointer reads as its zero value instead of
+		// panicking.
+		for _, i := range sf.Index {
+			f = deref(f).Field(i)
+		}
+		f = deref(f)
 	}
+	// %#v keeps distinct values distinct (1 and "1" differ).
+	return fmt.Sprintf("%#v", f.Interface()), v, nil
+}
+
+// deref follows pointers, reading a nil one as the zero value of its type
+// (as Privacy on Beam reads a nil pointer on the id path).
+func deref(f reflect.Value) reflect.Value {
 	for f.Kind() == reflect.Pointer {
 		if f.IsNil() {
 			f = reflect.Zero(f.Type().Elem())
@@ -137,8 +155,7 @@ func (fn *structIDFn) ProcessElement(v beam.V) (string, beam.V, error) {
 			f = f.Elem()
 		}
 	}
-	// %#v keeps distinct values distinct (1 and "1" differ).
-	return fmt.Sprintf("%#v", f.Interface()), v, nil
+	return f
 }
 
 // DropKey turns a PrivatePCollection<K,V> into a PrivatePCollection<V>.

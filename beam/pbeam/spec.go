@@ -155,6 +155,13 @@ func (b *budget) consume(op string, eps, delta float64) (float64, float64, error
 	return eps, delta, nil
 }
 
+// unset reports whether the budget was zero from the start.
+func (b *budget) unset() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.epsilon == 0 && b.delta == 0 && !b.consumed
+}
+
 // record notes what an aggregation consumed (for ChargeLedger and reports).
 func (s *PrivacySpec) record(what string, eps, delta float64) {
 	s.mu.Lock()

@@ -111,11 +111,14 @@ func checkDeltaParam(name string, delta float64) error {
 
 // budget is one of a PrivacySpec's two budgets (aggregation, partition
 // selection). Consuming is explicit (a requested epsilon/delta) or the whole
-// remainder (0, 0), which is only allowed while nothing was consumed.
+// remainder (0, 0): for the PrivacySpec's only aggregation, as in Privacy on
+// Beam, or for the last one after the others took explicit shares. Once the
+// remainder is taken, nothing is left for another aggregation.
 type budget struct {
 	name           string
 	mu             sync.Mutex
 	epsilon, delta float64
+	initial        float64 // epsilon before the first consumption
 	consumed       bool
 }
 
@@ -128,9 +131,14 @@ const relTolerance = 1e-9
 func (b *budget) consume(op string, eps, delta float64) (float64, float64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.consumed {
+		b.initial = b.epsilon
+	}
 	if eps == 0 && delta == 0 {
-		if b.consumed {
-			return 0, 0, fmt.Errorf("%s: no %s budget given and the PrivacySpec's %s budget was already partly consumed by another aggregation; give this aggregation an explicit share (its Epsilon and Delta), as every aggregation but the last must", op, b.name, b.name)
+		// A remainder within rounding of zero is nothing left (it would
+		// drown the release in noise).
+		if b.consumed && b.epsilon <= b.initial*relTolerance {
+			return 0, 0, fmt.Errorf("%s: no %s budget given, so this aggregation asks for the rest of the PrivacySpec's %s budget, but other aggregations consumed all of it; give every aggregation but the last an explicit share (its Epsilon and Delta) that leaves some for this one", op, b.name, b.name)
 		}
 		b.consumed = true
 		e, d := b.epsilon, b.delta

@@ -52,7 +52,7 @@ func TestBudgetShares(t *testing.T) {
 		t.Error("consumed 0.01 from an exhausted budget")
 	}
 	if _, _, err := b.consume("op", 0, 0); err == nil {
-		t.Error("took the whole remainder of a consumed budget")
+		t.Error("took the whole remainder of an exhausted budget")
 	}
 }
 
@@ -69,15 +69,21 @@ func TestBudgetWholeRemainder(t *testing.T) {
 		t.Error("an explicit share succeeded after the whole budget was taken")
 	}
 
-	// The last aggregation may take what the others left, but only if it is
-	// really the last: once one share is explicit, no whole-budget request
-	// may come after it (PoB's rule: every aggregation but the last gives its share).
-	b = &budget{name: "aggregation", epsilon: 1}
+	// The last aggregation may take what the others left; after it nothing
+	// is left, for a share or for another whole-remainder request.
+	b = &budget{name: "aggregation", epsilon: 1, delta: 1e-6}
 	if _, _, err := b.consume("op", 0.25, 0); err != nil {
 		t.Fatal(err)
 	}
+	eps, delta, err = b.consume("op", 0, 0)
+	if err != nil || eps != 0.75 || delta != 1e-6 {
+		t.Fatalf("remainder: got (%v, %v, %v), want (0.75, 1e-6, nil)", eps, delta, err)
+	}
 	if _, _, err := b.consume("op", 0, 0); err == nil {
-		t.Error("the whole remainder was taken after an explicit share")
+		t.Error("a second whole-remainder request succeeded")
+	}
+	if _, _, err := b.consume("op", 1e-12, 0); err == nil {
+		t.Error("an explicit share succeeded after the remainder was taken")
 	}
 }
 
@@ -144,10 +150,8 @@ func TestBudgetRulesThroughAggregations(t *testing.T) {
 	s, pcol := newPcol(spec)
 	SumPerKey(s, pcol, sum(0.25, 0.5, 5e-6))
 	SumPerKey(s, pcol, sum(0.25, 0.25, 2.5e-6))
-	// As in PoB, the whole budget (no share given) is only for the
-	// PrivacySpec's one aggregation: after explicit shares it is refused.
-	ctMustFail(t, func() { SumPerKey(s, pcol, sum(0, 0, 0)) }, "already partly consumed", "explicit share")
-	SumPerKey(s, pcol, sum(0.5, 0.25, 2.5e-6))
+	// The last aggregation takes the remainder when it gives no share.
+	SumPerKey(s, pcol, sum(0, 0, 0))
 	want := []charge{
 		{"pbeam.SumPerKey aggregation", 0.25, 0}, {"pbeam.SumPerKey partition selection", 0.5, 5e-6},
 		{"pbeam.SumPerKey aggregation", 0.25, 0}, {"pbeam.SumPerKey partition selection", 0.25, 2.5e-6},
@@ -167,7 +171,7 @@ func TestBudgetRulesThroughAggregations(t *testing.T) {
 	// A second whole-remainder aggregation is refused.
 	s, pcol = newPcol(ctSpec(t, full))
 	SumPerKey(s, pcol, sum(0, 0, 0))
-	ctMustFail(t, func() { SumPerKey(s, pcol, sum(0, 0, 0)) }, "already", "explicit share")
+	ctMustFail(t, func() { SumPerKey(s, pcol, sum(0, 0, 0)) }, "consumed all of it", "explicit share")
 
 	// Overspending is refused, for either budget.
 	s, pcol = newPcol(ctSpec(t, full))

@@ -46,6 +46,9 @@ type PrivacySpec struct {
 
 	mu      sync.Mutex
 	charges []charge // what each aggregation consumed, for the ledger
+	// ledger is the state of ChargeLedger: sealed once it was called (no
+	// aggregation may consume budget after), charged once a charge committed.
+	ledger struct{ sealed, charged bool }
 }
 
 // charge is one consumption of a PrivacySpec's budget.
@@ -117,6 +120,12 @@ type budget struct {
 	mu             sync.Mutex
 	epsilon, delta float64
 	consumed       bool
+	// usedEpsilon and usedDelta add up what was taken: the exact sums of the
+	// shares the aggregations' mechanisms use (ChargeLedger charges them).
+	usedEpsilon, usedDelta float64
+	// sealed refuses every further consume: the spec was charged to a
+	// ledger, which did not pay for more.
+	sealed bool
 }
 
 // relTolerance forgives a request that exceeds the remainder by a rounding
@@ -128,6 +137,9 @@ const relTolerance = 1e-9
 func (b *budget) consume(op string, eps, delta float64) (float64, float64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.sealed {
+		return 0, 0, fmt.Errorf("%s: the PrivacySpec was charged to a budget ledger (ChargeLedger), which paid only for the aggregations constructed before; construct every aggregation before ChargeLedger, or use a new PrivacySpec (and a new charge) for more", op)
+	}
 	if eps == 0 && delta == 0 {
 		if b.consumed {
 			return 0, 0, fmt.Errorf("%s: no %s budget given and the PrivacySpec's %s budget was already partly consumed by another aggregation; give this aggregation an explicit share (its Epsilon and Delta), as every aggregation but the last must", op, b.name, b.name)
@@ -135,6 +147,8 @@ func (b *budget) consume(op string, eps, delta float64) (float64, float64, error
 		b.consumed = true
 		e, d := b.epsilon, b.delta
 		b.epsilon, b.delta = 0, 0
+		b.usedEpsilon += e
+		b.usedDelta += d
 		return e, d, nil
 	}
 	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps < 0 || math.IsNaN(delta) || delta < 0 || delta >= 1 {
@@ -152,6 +166,8 @@ func (b *budget) consume(op string, eps, delta float64) (float64, float64, error
 	b.consumed = true
 	b.epsilon -= eps
 	b.delta -= delta
+	b.usedEpsilon += eps
+	b.usedDelta += delta
 	return eps, delta, nil
 }
 

@@ -36,6 +36,13 @@ type CountParams struct {
 func Count(s beam.Scope, pcol PrivatePCollection, params CountParams) beam.PCollection {
 	const op = "pbeam.Count"
 	s = s.Scope(op)
+	ag, released := count(s, op, pcol, params, 0)
+	return ag.output(s, released, &int64OutFn{Codec: newElementCodec(ag.partitionType())})
+}
+
+// count constructs Count's aggregation (with confidence intervals of the
+// level, if set) and returns it and its released partitions.
+func count(s beam.Scope, op string, pcol PrivatePCollection, params CountParams, level float64) (*aggregation, beam.PCollection) {
 	if pcol.codec != nil {
 		// A PrivatePCollection<K,V> counts its (K, V) pairs as PoB does not
 		// allow; refuse with a way forward.
@@ -55,8 +62,8 @@ func Count(s beam.Scope, pcol PrivatePCollection, params CountParams) beam.PColl
 	ag.part.Lower, ag.part.Upper = 0, float64(params.MaxValue)
 	ag.part.Noise = noiseKindOf(params.NoiseKind)
 	ag.part.ClampNegative = !params.AllowNegativeOutputs
-	released := ag.build(s)
-	return ag.output(s, released, &int64OutFn{Codec: newElementCodec(ag.partitionType())})
+	ag.part.Level = level
+	return ag, ag.build(s)
 }
 
 func init() {

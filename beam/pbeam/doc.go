@@ -45,6 +45,39 @@
 // engine), integers beyond int64 saturate before clamping, and a nil
 // pointer on MakePrivateFromStruct's id path reads as the zero value.
 //
+// # Beyond Privacy on Beam
+//
+// Three additions, beside the PoB-compatible API (which they leave
+// unchanged):
+//
+// Budget ledger. PrivacySpec.ChargeLedger charges what the spec's
+// aggregations consumed (Consumed: the sums of their epsilons and deltas)
+// to a dpsql budget ledger, durably and before the pipeline runs, so that a
+// pipeline and the SQL analysts of a database share one budget that is
+// never overspent. Package pbeamledger opens the ledger of a DuckDB file or
+// a PostgreSQL URL, as an analyst (never as the owner), and charges it:
+//
+//	... construct every aggregation on spec ...
+//	if err := pbeamledger.Charge(ctx, spec, "shop.duckdb", "weekly report"); err != nil {
+//		log.Fatal(err) // refused: nothing charged, do not run
+//	}
+//	beamx.Run(ctx, p)
+//
+// The first charge seals the spec (a later aggregation on it fails at
+// construction), a spec is charged once, and test-mode specs are refused.
+//
+// Joint Gaussian release. AggregatePerKey releases the count, sum and mean
+// of the values of each key as one generalised analytic Gaussian mechanism
+// (one bounding, one partition selection, one (epsilon, delta), one sigma
+// per aggregation from its sensitivity): at epsilon 1 its errors are about
+// 0.6 of those of separate Gaussian aggregations with a third of the budget
+// each (0.3 for the mean). Its doc comment has the mechanism and its proof.
+//
+// Confidence intervals. CountWithCI and SumPerKeyWithCI release, with each
+// value, an interval containing the exact (bounded) value with probability
+// at least the level, as ValueWithCI{Value, Lower, Upper}: post-processing
+// of the noise's known distribution (dp/agg's ResultWithCI), no budget.
+//
 // # Test modes
 //
 // PrivacySpecParams.TestMode releases exact values (no noise, every

@@ -71,6 +71,9 @@ type partResult struct {
 	Count    float64 // MeanStatistics, VarianceStatistics
 	Mean     float64
 	Variance float64
+	// Lower and Upper bound the confidence interval of the released value
+	// when partitionFn.Level is set (the ...WithCI functions).
+	Lower, Upper float64
 }
 
 // partitionFn releases one partition of one aggregation.
@@ -89,6 +92,11 @@ type partitionFn struct {
 	Public               bool // partitions are public: keep exactly the marked ones
 	ClampNegative        bool // release max(0, value) (Count, Sum with Lower >= 0)
 	Ranks                []float64
+	// Level, in (0, 1) when set, asks release for a confidence interval of
+	// that level in partResult.Lower and Upper (post-processing: no budget).
+	Level float64
+	// Joint says which aggregations AggregatePerKey releases.
+	Joint jointParts
 
 	impl     kindImpl
 	selector selection.Strategy

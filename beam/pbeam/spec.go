@@ -46,6 +46,9 @@ type PrivacySpec struct {
 
 	mu      sync.Mutex
 	charges []charge // what each aggregation consumed, for the ledger
+	// ledger is the state of ChargeLedger: sealed once it was called (no
+	// aggregation may consume budget after), charged once a charge committed.
+	ledger struct{ sealed, charged bool }
 }
 
 // charge is one consumption of a PrivacySpec's budget.
@@ -120,6 +123,12 @@ type budget struct {
 	epsilon, delta float64
 	initial        float64 // epsilon before the first consumption
 	consumed       bool
+	// usedEpsilon and usedDelta add up what was taken: the exact sums of the
+	// shares the aggregations' mechanisms use (ChargeLedger charges them).
+	usedEpsilon, usedDelta float64
+	// sealed refuses every further consume: the spec was charged to a
+	// ledger, which did not pay for more.
+	sealed bool
 }
 
 // relTolerance forgives a request that exceeds the remainder by a rounding
@@ -131,6 +140,9 @@ const relTolerance = 1e-9
 func (b *budget) consume(op string, eps, delta float64) (float64, float64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.sealed {
+		return 0, 0, fmt.Errorf("%s: the PrivacySpec was charged to a budget ledger (ChargeLedger), which paid only for the aggregations constructed before; construct every aggregation before ChargeLedger, or use a new PrivacySpec (and a new charge) for more", op)
+	}
 	if !b.consumed {
 		b.initial = b.epsilon
 	}
@@ -143,6 +155,8 @@ func (b *budget) consume(op string, eps, delta float64) (float64, float64, error
 		b.consumed = true
 		e, d := b.epsilon, b.delta
 		b.epsilon, b.delta = 0, 0
+		b.usedEpsilon += e
+		b.usedDelta += d
 		return e, d, nil
 	}
 	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps < 0 || math.IsNaN(delta) || delta < 0 || delta >= 1 {
@@ -160,6 +174,8 @@ func (b *budget) consume(op string, eps, delta float64) (float64, float64, error
 	b.consumed = true
 	b.epsilon -= eps
 	b.delta -= delta
+	b.usedEpsilon += eps
+	b.usedDelta += delta
 	return eps, delta, nil
 }
 

@@ -45,6 +45,18 @@ type SumParams struct {
 func SumPerKey(s beam.Scope, pcol PrivatePCollection, params SumParams) beam.PCollection {
 	const op = "pbeam.SumPerKey"
 	s = s.Scope(op)
+	ag, released, integral := sumPerKey(s, op, pcol, params, 0)
+	codecK := newElementCodec(ag.partitionType())
+	if integral {
+		return ag.output(s, released, &int64OutFn{Codec: codecK})
+	}
+	return ag.output(s, released, &float64OutFn{Codec: codecK})
+}
+
+// sumPerKey constructs SumPerKey's aggregation (with confidence intervals
+// of the level, if set) and returns it, its released partitions and whether
+// the values are integers.
+func sumPerKey(s beam.Scope, op string, pcol PrivatePCollection, params SumParams, level float64) (*aggregation, beam.PCollection, bool) {
 	codec := pcol.mustPairs(op)
 	vt := codec.VType.T
 	if !isNumeric(vt) {
@@ -70,12 +82,8 @@ func SumPerKey(s beam.Scope, pcol PrivatePCollection, params SumParams) beam.PCo
 	ag.part.Lower, ag.part.Upper = params.MinValue, params.MaxValue
 	ag.part.Noise = noiseKindOf(params.NoiseKind)
 	ag.part.ClampNegative = params.MinValue >= 0
-	released := ag.build(s)
-	codecK := newElementCodec(ag.partitionType())
-	if integral {
-		return ag.output(s, released, &int64OutFn{Codec: codecK})
-	}
-	return ag.output(s, released, &float64OutFn{Codec: codecK})
+	ag.part.Level = level
+	return ag, ag.build(s), integral
 }
 
 func init() {
@@ -122,20 +130,26 @@ func (k *sumInt) add(a *partAcc, c contribution) {
 
 func (k *sumInt) release(a partAcc) (partResult, error) {
 	v := a.ExactI
+	lo, hi := v, v
 	if !k.fn.TestMode.enabled() {
 		s := k.proto.Fresh()
 		if err := s.Merge(agg.SumSummary{Count: a.Count, Units: a.Sum.big()}); err != nil {
 			return partResult{}, err
 		}
 		var err error
-		if v, err = s.Result(); err != nil {
+		if k.fn.Level > 0 {
+			v, lo, hi, err = s.ResultWithCI(k.fn.Level)
+		} else {
+			v, err = s.Result()
+		}
+		if err != nil {
 			return partResult{}, err
 		}
 	}
-	if k.fn.ClampNegative && v < 0 {
-		v = 0
+	if k.fn.ClampNegative { // the exact value is not negative either
+		v, lo, hi = max(v, 0), max(lo, 0), max(hi, 0)
 	}
-	return partResult{I: v, F: float64(v)}, nil
+	return partResult{I: v, F: float64(v), Lower: float64(lo), Upper: float64(hi)}, nil
 }
 
 // sumFloat sums floating-point per-unit totals in fixed point (exact, so
@@ -164,18 +178,24 @@ func (k *sumFloat) add(a *partAcc, c contribution) {
 
 func (k *sumFloat) release(a partAcc) (partResult, error) {
 	v := a.ExactF
+	lo, hi := v, v
 	if !k.fn.TestMode.enabled() {
 		s := k.proto.Fresh()
 		if err := s.Merge(agg.SumSummary{Count: a.Count, Units: a.Sum.big()}); err != nil {
 			return partResult{}, err
 		}
 		var err error
-		if v, err = s.Result(); err != nil {
+		if k.fn.Level > 0 {
+			v, lo, hi, err = s.ResultWithCI(k.fn.Level)
+		} else {
+			v, err = s.Result()
+		}
+		if err != nil {
 			return partResult{}, err
 		}
 	}
-	if k.fn.ClampNegative && v < 0 {
-		v = 0
+	if k.fn.ClampNegative { // the exact value is not negative either
+		v, lo, hi = max(v, 0), max(lo, 0), max(hi, 0)
 	}
-	return partResult{F: v}, nil
+	return partResult{F: v, Lower: lo, Upper: hi}, nil
 }

@@ -31,6 +31,27 @@
 // fills in its parameters and its kindImpl (how a contribution is added and
 // how a partition is released).
 //
+// # Means, variances and quantiles
+//
+// MeanPerKey, MeanStatisticsPerKey, VariancePerKey, VarianceStatisticsPerKey
+// and QuantilesPerKey aggregate the values of each key of a
+// PrivatePCollection<K,V>. A privacy unit keeps up to
+// MaxContributionsPerPartition of its values (at random) in each of at most
+// MaxPartitionsContributed keys, and every kept value counts, clamped to
+// [MinValue, MaxValue]: a mean of values, not of per-unit means, as in
+// Privacy on Beam. The mechanisms are dp/agg's BoundedMean (a noisy sum over
+// a noisy count), BoundedVariance (count, sum and centred sum of squares)
+// and Quantiles (Google's quantile tree, 16^4 leaves, all ranks from one
+// noisy tree; ranks are clamped into [0.005, 0.995]). MeanStatistics and
+// VarianceStatistics report the noisy count (and mean) of the same release,
+// at no extra cost. An empty public partition is released from noise alone;
+// in the test modes it is Count 0, Mean the midpoint of the bounds,
+// Variance 0, and quantiles interpolated over [MinValue, MaxValue]. In the
+// test modes quantiles come from the exact tree, within one leaf,
+// pbeamtest.QuantilesTolerance(MinValue, MaxValue), of the exact quantile;
+// without contribution bounding means and variances are the plain ones of
+// all values, and quantiles still clamp to the bounds.
+//
 // # Errors
 //
 // Like Beam's own constructors, pbeam's functions return no error: bad

@@ -75,6 +75,9 @@ func (e encoding) units(v float64) int64 {
 func (e encoding) roundedLower() float64 { return float64(e.lo) * e.unit }
 func (e encoding) roundedUpper() float64 { return float64(e.hi) * e.unit }
 
+// midpoint returns (L' + U') / 2, rounded once.
+func (e encoding) midpoint() float64 { return toFloat(big.NewInt(e.lo+e.hi), e.exp-1) }
+
 // toFloat returns the float64 nearest to x * 2^exp (exactly rounded once),
 // saturating at ±MaxFloat64 instead of overflowing to ±Inf. Saturation is a
 // 1-Lipschitz map, so it never increases a sensitivity.

@@ -150,11 +150,6 @@ func (m *BoundedMean) Summary() (MeanSummary, error) {
 	return MeanSummary{Count: m.n, Units: m.total.value()}, nil
 }
 
-// midpoint returns (L' + U') / 2.
-func (m *BoundedMean) midpoint() float64 {
-	return toFloat(big.NewInt(m.enc.lo+m.enc.hi), m.enc.exp-1)
-}
-
 // normalisedSum returns sum(v - midpoint) computed exactly as
 // (2*Units - Count*(lo+hi)) half-units, rounded once to float64.
 func (m *BoundedMean) normalisedSum() float64 {
@@ -169,8 +164,17 @@ func normalisedUnits(units *big.Int, n int64, enc encoding) float64 {
 
 // Result returns the noisy mean. It can be taken once.
 func (m *BoundedMean) Result() (float64, error) {
-	v, _, _, err := m.result("BoundedMean.Result", 0)
+	v, _, _, _, err := m.result("BoundedMean.Result", 0)
 	return v, err
+}
+
+// ResultWithCount returns the noisy mean and the noisy count it was divided
+// by (before that count is raised to at least 1; it may be 0 or negative).
+// Both come from the one release of Result, so the count costs no extra
+// budget; Privacy on Beam's MeanStatistics reports it. It takes the result.
+func (m *BoundedMean) ResultWithCount() (mean float64, count int64, err error) {
+	v, _, _, c, err := m.result("BoundedMean.ResultWithCount", 0)
+	return v, c, err
 }
 
 // ResultWithCI returns the noisy mean and an interval [lo, hi] that contains
@@ -186,25 +190,28 @@ func (m *BoundedMean) ResultWithCI(level float64) (v, lo, hi float64, err error)
 	if err := checkLevel("BoundedMean.ResultWithCI", level); err != nil {
 		return 0, 0, 0, err
 	}
-	return m.result("BoundedMean.ResultWithCI", level)
+	v, lo, hi, _, err = m.result("BoundedMean.ResultWithCI", level)
+	return v, lo, hi, err
 }
 
-func (m *BoundedMean) result(fn string, level float64) (v, lo, hi float64, err error) {
+// result releases the mean (and, for level > 0, its interval) and returns
+// the noisy count it divided by.
+func (m *BoundedMean) result(fn string, level float64) (v, lo, hi float64, c int64, err error) {
 	if err := m.st.take(fn); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
-	c, err := m.countMech.AddNoiseInt(m.n)
+	c, err = m.countMech.AddNoiseInt(m.n)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("agg: %s: count: %w", fn, err)
+		return 0, 0, 0, 0, fmt.Errorf("agg: %s: count: %w", fn, err)
 	}
 	s, err := m.sumMech.AddNoiseFloat(m.normalisedSum())
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("agg: %s: normalised sum: %w", fn, err)
+		return 0, 0, 0, 0, fmt.Errorf("agg: %s: normalised sum: %w", fn, err)
 	}
-	mid := m.midpoint()
+	mid := m.enc.midpoint()
 	v = m.enc.clamp(s/math.Max(1, float64(c)) + mid)
 	if level == 0 {
-		return v, 0, 0, nil
+		return v, 0, 0, c, nil
 	}
 	// The exact pivot: at the exact normalised mean mu, s - mu*c is the
 	// sum's noise minus mu times the count's.
@@ -219,7 +226,7 @@ func (m *BoundedMean) result(fn string, level float64) (v, lo, hi float64, err e
 	}
 	lo, hi, err = test.interval(v-mid, level)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
+		return 0, 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
 	}
-	return v, m.enc.clamp(lo + mid), m.enc.clamp(hi + mid), nil
+	return v, m.enc.clamp(lo + mid), m.enc.clamp(hi + mid), c, nil
 }

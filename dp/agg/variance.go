@@ -228,8 +228,20 @@ func (v *BoundedVariance) normalised() (sum, squares float64) {
 
 // Result returns the noisy variance. It can be taken once.
 func (v *BoundedVariance) Result() (float64, error) {
-	r, _, _, err := v.result("BoundedVariance.Result", 0)
+	r, _, _, _, err := v.result("BoundedVariance.Result", 0)
 	return r, err
+}
+
+// ResultWithCountAndMean returns the noisy variance (also through a
+// BoundedStdDev: the variance, not its square root), the noisy mean and the
+// noisy count, all from the one release of Result (no extra budget): the
+// mean is the midpoint plus the noisy normalised sum over the count raised
+// to at least 1, clamped into [Lower, Upper], as in BoundedMean; the count
+// is returned before that raise (it may be 0 or negative). Privacy on
+// Beam's VarianceStatistics reports the three. It takes the result.
+func (v *BoundedVariance) ResultWithCountAndMean() (variance, mean float64, count int64, err error) {
+	r, _, _, rel, err := v.result("BoundedVariance.ResultWithCountAndMean", 0)
+	return r, rel.mean, rel.count, err
 }
 
 // ResultWithCI returns the noisy variance and an interval that contains the
@@ -242,33 +254,42 @@ func (v *BoundedVariance) ResultWithCI(level float64) (r, lo, hi float64, err er
 	if err := checkLevel("BoundedVariance.ResultWithCI", level); err != nil {
 		return 0, 0, 0, err
 	}
-	return v.result("BoundedVariance.ResultWithCI", level)
+	r, lo, hi, _, err = v.result("BoundedVariance.ResultWithCI", level)
+	return r, lo, hi, err
 }
 
-func (v *BoundedVariance) result(fn string, level float64) (r, lo, hi float64, err error) {
+// varianceRelease is what one release of a BoundedVariance gives besides
+// the variance: the noisy mean and the noisy count (see ResultWithCountAndMean).
+type varianceRelease struct {
+	mean  float64
+	count int64
+}
+
+func (v *BoundedVariance) result(fn string, level float64) (r, lo, hi float64, rel varianceRelease, err error) {
 	if err := v.st.take(fn); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, rel, err
 	}
 	sum, squares := v.normalised()
 	c, err := v.countMech.AddNoiseInt(v.n)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("agg: %s: count: %w", fn, err)
+		return 0, 0, 0, rel, fmt.Errorf("agg: %s: count: %w", fn, err)
 	}
 	s1, err := v.sumMech.AddNoiseFloat(sum)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("agg: %s: normalised sum: %w", fn, err)
+		return 0, 0, 0, rel, fmt.Errorf("agg: %s: normalised sum: %w", fn, err)
 	}
 	s2, err := v.sqMch.AddNoiseFloat(squares)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("agg: %s: normalised sum of squares: %w", fn, err)
+		return 0, 0, 0, rel, fmt.Errorf("agg: %s: normalised sum of squares: %w", fn, err)
 	}
 	d := v.halfRange()
 	maxVar := d * d
 	clampVar := func(x float64) float64 { return math.Min(math.Max(x, 0), maxVar) }
 	cc := math.Max(1, float64(c))
 	r = clampVar(s2/cc + d*d/2 - (s1/cc)*(s1/cc))
+	rel = varianceRelease{mean: v.enc.clamp(s1/cc + v.enc.midpoint()), count: c}
 	if level == 0 {
-		return r, 0, 0, nil
+		return r, 0, 0, rel, nil
 	}
 	// The linearised pivot (see pivot.go), with a = s1/c the plug-in
 	// normalised mean: at the exact variance V, s2 - 2a*s1 - (V - h - a²)*c
@@ -294,9 +315,9 @@ func (v *BoundedVariance) result(fn string, level float64) (r, lo, hi float64, e
 	}
 	lo, hi, err = test.interval(r, level)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("agg: %s: %w", fn, err)
+		return 0, 0, 0, rel, fmt.Errorf("agg: %s: %w", fn, err)
 	}
-	return r, lo, hi, nil
+	return r, lo, hi, rel, nil
 }
 
 // noiseVariance returns the variance of the continuous counterpart of a
@@ -334,7 +355,7 @@ func (s *BoundedStdDev) Fresh() *BoundedStdDev { return &BoundedStdDev{s.Bounded
 
 // Result returns the noisy standard deviation. It can be taken once.
 func (s *BoundedStdDev) Result() (float64, error) {
-	r, _, _, err := s.result("BoundedStdDev.Result", 0)
+	r, _, _, _, err := s.result("BoundedStdDev.Result", 0)
 	return math.Sqrt(r), err
 }
 
@@ -345,6 +366,6 @@ func (s *BoundedStdDev) ResultWithCI(level float64) (r, lo, hi float64, err erro
 	if err := checkLevel("BoundedStdDev.ResultWithCI", level); err != nil {
 		return 0, 0, 0, err
 	}
-	r, lo, hi, err = s.result("BoundedStdDev.ResultWithCI", level)
+	r, lo, hi, _, err = s.result("BoundedStdDev.ResultWithCI", level)
 	return math.Sqrt(r), math.Sqrt(lo), math.Sqrt(hi), err
 }

@@ -15,7 +15,8 @@ import (
 // The tests of compat_program_test.go, a Privacy on Beam v4 program: it
 // compiles against this package and runs (on Prism by default; on the
 // direct runner with -args --runner=direct) in test mode with exact results
-// and privately.
+// and privately. The exact results are those PoB v4 itself releases for this
+// program in both test modes (checked out of tree, by changing the import).
 
 func init() {
 	register.Function2x1[beam.X, beam.Y, string](formatPair)

@@ -1,9 +1,3 @@
-//go:build pbeammean
-
-// This file needs pbeam.MeanPerKey, which is being written on another
-// branch; build with -tags pbeammean once it is merged, then drop this
-// constraint.
-
 package main
 
 import (
@@ -11,10 +5,6 @@ import (
 
 	"github.com/dpsql/dpsql/beam/pbeam"
 )
-
-func init() {
-	meanTimeSpent = meanMinutesPerHour
-}
 
 // meanMinutesPerHour is the mean time spent by the visits that start in
 // each opening hour: a visitor counts in at most 3 hours, with at most 2

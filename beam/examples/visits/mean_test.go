@@ -1,5 +1,3 @@
-//go:build pbeammean
-
 package main
 
 import (

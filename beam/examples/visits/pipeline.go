@@ -92,9 +92,6 @@ type result struct {
 	lines        beam.PCollection
 }
 
-// meanTimeSpent, when set (mean.go), adds the mean time spent per hour.
-var meanTimeSpent func(s beam.Scope, visits pbeam.PrivatePCollection) result
-
 // privateStatistics computes the example's statistics of the visits (a
 // PCollection<Visit>) with the budget of spec.
 func privateStatistics(s beam.Scope, visits beam.PCollection, spec *pbeam.PrivacySpec) []result {
@@ -118,14 +115,11 @@ func privateStatistics(s beam.Scope, visits beam.PCollection, spec *pbeam.Privac
 		MaxValue:                 2,
 	})
 
-	out := []result{
+	return []result{
 		{"spend_per_weekday", "weekday,euros", beam.ParDo(s, formatEuros, spend)},
 		{"visits_per_hour", "hour,visits", beam.ParDo(s, formatCount, visitsPerHour)},
+		meanMinutesPerHour(s, pvisits),
 	}
-	if meanTimeSpent != nil {
-		out = append(out, meanTimeSpent(s, pvisits))
-	}
-	return out
 }
 
 // newSpec returns the example's PrivacySpec.

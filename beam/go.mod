@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/apache/beam/sdks/v2 v2.77.0
 	github.com/dpsql/dpsql v0.0.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -93,7 +94,6 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20260715232425-e75dac1f907d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260819154853-08b0e4226688 // indirect
 	google.golang.org/grpc v1.83.2 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace github.com/dpsql/dpsql => ../

@@ -29,6 +29,13 @@ type aggregation struct {
 	rows   unitRowsFn
 	bound  boundFn
 	part   partitionFn
+	// bounder, if set, replaces the per-unit bounding (CombinePerKey with
+	// bound, then contributionsFn): from PCollection<KV<unit, unitRow>> to
+	// the contributions keyed by partition.
+	bounder func(s beam.Scope, keyed beam.PCollection) beam.PCollection
+	// selDeltaOnly: the partition selection spends only delta
+	// (DistinctPrivacyID's thresholding).
+	selDeltaOnly bool
 }
 
 // partitionType is the type of the partitions of an aggregation: K of a
@@ -84,7 +91,11 @@ func (ag *aggregation) checkCommon(noiseKind NoiseKind, aggDelta float64, sel Pa
 	if noiseKindOf(noiseKind) != noise.Gaussian && aggDelta != 0 {
 		fail("%s: AggregationDelta is %v with Laplace noise, which needs no delta; set it to 0 or use GaussianNoise{}", op, aggDelta)
 	}
-	if ag.public == nil && ag.pcol.spec.partitionSelection.epsilon == 0 && !ag.pcol.spec.partitionSelection.consumed && !ag.pcol.spec.testMode.enabled() {
+	selBudget := ag.pcol.spec.partitionSelection.epsilon
+	if ag.selDeltaOnly {
+		selBudget = ag.pcol.spec.partitionSelection.delta
+	}
+	if ag.public == nil && selBudget == 0 && !ag.pcol.spec.partitionSelection.consumed && !ag.pcol.spec.testMode.enabled() {
 		fail("%s: the PrivacySpec has no partition selection budget and no PublicPartitions are given; set PartitionSelectionEpsilon and PartitionSelectionDelta in the PrivacySpecParams, or pass the partitions in PublicPartitions", op)
 	}
 }
@@ -148,8 +159,13 @@ func (ag *aggregation) build(s beam.Scope) beam.PCollection {
 	if hasPublicCol {
 		keyed = keepPublicRows(s, keyed, publicCol, ptype)
 	}
-	perUnit := beam.CombinePerKey(s, &ag.bound, keyed)
-	contributions := beam.ParDo(s, &contributionsFn{}, perUnit)
+	var contributions beam.PCollection
+	if ag.bounder != nil {
+		contributions = ag.bounder(s, keyed)
+	} else {
+		perUnit := beam.CombinePerKey(s, &ag.bound, keyed)
+		contributions = beam.ParDo(s, &contributionsFn{}, perUnit)
+	}
 	if ag.public != nil {
 		contributions = beam.Flatten(s, contributions, markers)
 	}

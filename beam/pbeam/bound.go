@@ -42,9 +42,10 @@ func init() {
 type valueKind int
 
 const (
-	valueNone  valueKind = iota // only the partition (Count, DistinctPrivacyID, SelectPartitions)
-	valueFloat                  // the value as float64
-	valueInt                    // the value as int64
+	valueNone    valueKind = iota // only the partition (Count, DistinctPrivacyID, SelectPartitions)
+	valueFloat                    // the value as float64
+	valueInt                      // the value as int64
+	valueEncoded                  // the encoded value, with a keyed-hash priority (DistinctPerKey)
 )
 
 // unitRow is one element, reduced to what bounding needs.
@@ -55,6 +56,7 @@ type unitRow struct {
 	F         float64 // the value (valueFloat)
 	I         int64   // the value (valueInt)
 	Null      bool    // the value is NaN: counts the unit, adds no value
+	Enc       string  // the encoded value (valueEncoded)
 }
 
 // unitRowsFn keys elements by their encoded privacy id.
@@ -101,7 +103,9 @@ func (fn *unitRowsFn) ProcessElement(id beam.U, x beam.V, emit func(string, unit
 			return fmt.Errorf("pbeam: internal error: element %T is not a key-value pair", x)
 		}
 		part = p.K
-		if fn.Value != valueNone {
+		if fn.Value == valueEncoded {
+			r.Enc = string(p.V)
+		} else if fn.Value != valueNone {
 			v, err := fn.Pairs.decodeV(p.V)
 			if err != nil {
 				return err
@@ -121,6 +125,11 @@ func (fn *unitRowsFn) ProcessElement(id beam.U, x beam.V, emit func(string, unit
 	r.Partition = string(part)
 	r.Pri = priority(fn.Seed, unit, part)
 	r.VPri = fn.rng.Uint64()
+	if fn.Value == valueEncoded {
+		// Equal values get equal priorities, so keeping the smallest
+		// ones keeps distinct values chosen uniformly.
+		r.VPri = valuePriority(fn.Seed, unit, part, r.Enc)
+	}
 	emit(string(unit), r)
 	return nil
 }
@@ -174,6 +183,7 @@ type unitEntry struct {
 	I         int64     // sum of the int values (saturating)
 	Vals      []float64 // up to MaxValues values, by smallest VPri
 	VPris     []uint64
+	Encs      []string // DistinctValues: up to MaxValues distinct encoded values, by smallest VPri
 }
 
 // unitAcc is a unit's kept partitions (at most MaxPartitions).
@@ -187,7 +197,10 @@ type unitAcc struct {
 type boundFn struct {
 	MaxPartitions int64 // 0: unbounded (test mode without bounding)
 	KeepValues    bool  // keep values (Mean, Variance, Quantiles)
-	MaxValues     int64 // with KeepValues: values per partition; 0: unbounded
+	MaxValues     int64 // with KeepValues or DistinctValues: values per partition; 0: unbounded
+	// DistinctValues keeps up to MaxValues distinct encoded values per
+	// partition (DistinctPerKey).
+	DistinctValues bool
 }
 
 func (fn *boundFn) CreateAccumulator() unitAcc { return unitAcc{} }
@@ -199,6 +212,9 @@ func (fn *boundFn) AddInput(a unitAcc, r unitRow) unitAcc {
 		if fn.KeepValues {
 			e.Vals, e.VPris = []float64{r.F}, []uint64{r.VPri}
 		}
+	}
+	if fn.DistinctValues {
+		e.Encs, e.VPris = []string{r.Enc}, []uint64{r.VPri}
 	}
 	return fn.insert(a, e)
 }
@@ -221,20 +237,26 @@ func (fn *boundFn) insert(a unitAcc, e unitEntry) unitAcc {
 			return a
 		}
 	}
-	if fn.MaxPartitions == 0 || int64(len(a.E)) < fn.MaxPartitions {
-		a.E = append(a.E, e)
-		return a
+	a.E = keepSmallest(a.E, e, fn.MaxPartitions, before)
+	return a
+}
+
+// keepSmallest adds x to xs if xs has fewer than max elements (max 0: no
+// limit), or else in place of the largest element if x is smaller.
+func keepSmallest[T any](xs []T, x T, max int64, less func(a, b T) bool) []T {
+	if max == 0 || int64(len(xs)) < max {
+		return append(xs, x)
 	}
 	worst := 0
-	for i := range a.E {
-		if before(a.E[worst], a.E[i]) {
+	for i := range xs {
+		if less(xs[worst], xs[i]) {
 			worst = i
 		}
 	}
-	if before(e, a.E[worst]) {
-		a.E[worst] = e
+	if less(x, xs[worst]) {
+		xs[worst] = x
 	}
-	return a
+	return xs
 }
 
 // before orders entries by priority, then by partition (equal hashes).
@@ -249,6 +271,10 @@ func (fn *boundFn) combine(dst *unitEntry, e unitEntry) {
 	dst.Rows += e.Rows
 	dst.F += e.F
 	dst.I = saturatingAdd(dst.I, e.I)
+	if fn.DistinctValues {
+		mergeDistinct(dst, e, fn.MaxValues)
+		return
+	}
 	if !fn.KeepValues {
 		return
 	}
@@ -289,6 +315,7 @@ type contribution struct {
 	I      int64
 	Vals   []float64
 	Public bool // a marker of a public partition, not a unit's contribution
+	NoUnit bool // not one unit's contribution (a DistinctPerKey value): Units is not incremented
 }
 
 // contributionsFn re-keys a unit's kept partitions by partition; the unit id

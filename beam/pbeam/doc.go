@@ -52,6 +52,37 @@
 // without contribution bounding means and variances are the plain ones of
 // all values, and quantiles still clamp to the bounds.
 //
+// # Counting privacy units, distinct values and partitions
+//
+// DistinctPrivacyID counts the privacy units of each value. Its partition
+// selection is the count itself, as in Privacy on Beam: the noisy count is
+// released only when it reaches a threshold, so it spends the aggregation
+// budget and only PartitionSelectionDelta (no selection epsilon). Both are
+// one mechanism, dp/selection.ThresholdedCount: the threshold is the
+// smallest integer that a lone unit's count reaches with probability at
+// most 1-(1-delta)^(1/MaxPartitionsContributed) under the exact tail of the
+// integer noise added (dp/noise's IntTailUpper), Laplace or Gaussian.
+//
+// DistinctPerKey counts the distinct values of each key: the per-unit
+// combiner keeps MaxPartitionsContributed keys and, per key, up to
+// MaxContributionsPerPartition distinct values chosen by a keyed hash (so a
+// repeated value counts once); a second shuffle by (key, value) counts each
+// value once whatever the number of its units; the per-key combiner selects
+// keys on their number of units and adds count noise of L∞ sensitivity
+// MaxContributionsPerPartition.
+//
+// SelectPartitions releases only the partitions (keys) that pass partition
+// selection, spending only partition selection budget; its output can be
+// the PublicPartitions of later aggregations.
+//
+// Count's MaxContributions bounds a unit's elements in all counts together
+// (L1): the per-unit combiner keeps that many elements at random, the noise
+// is calibrated to L1 = L2 = MaxContributions, and partition selection to
+// MaxContributions partitions per unit.
+//
+// MakePrivateFromProto takes the privacy unit from a scalar field of proto
+// messages ("user_id", "visitor.user_id").
+//
 // # Errors
 //
 // Like Beam's own constructors, pbeam's functions return no error: bad

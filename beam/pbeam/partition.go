@@ -46,6 +46,7 @@ const (
 	kindDistinctID
 	kindSelect
 	kindDistinctPerKey
+	kindCountTotal // Count with MaxContributions (an L1 bound)
 )
 
 // partAcc is the exact state of one partition: everything in it merges by
@@ -160,7 +161,9 @@ func (fn *partitionFn) AddInput(a partAcc, c contribution) (partAcc, error) {
 		a.Public = true
 		return a, nil
 	}
-	a.Units++
+	if !c.NoUnit {
+		a.Units++
+	}
 	fn.impl.add(&a, c)
 	return a, nil
 }

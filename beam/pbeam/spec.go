@@ -20,6 +20,9 @@ type PrivacySpecParams struct {
 	// PartitionSelectionEpsilon and PartitionSelectionDelta are the budget of
 	// private partition selection (which partitions may appear in the
 	// output). Required unless every aggregation uses public partitions.
+	// DistinctPrivacyID spends only delta (its noisy count is thresholded),
+	// so a PrivacySpec used only by it may have PartitionSelectionDelta
+	// without PartitionSelectionEpsilon, as in Privacy on Beam.
 	PartitionSelectionEpsilon float64
 	PartitionSelectionDelta   float64
 	// PreThreshold, if positive, additionally drops every partition with fewer
@@ -76,9 +79,6 @@ func NewPrivacySpec(params PrivacySpecParams) (*PrivacySpec, error) {
 	}
 	if params.PartitionSelectionEpsilon > 0 && params.PartitionSelectionDelta == 0 {
 		return nil, fmt.Errorf("pbeam.NewPrivacySpec: PartitionSelectionDelta is 0 but PartitionSelectionEpsilon is %v; private partition selection needs a delta in (0, 1), for example 1e-5", params.PartitionSelectionEpsilon)
-	}
-	if params.PartitionSelectionDelta > 0 && params.PartitionSelectionEpsilon == 0 {
-		return nil, fmt.Errorf("pbeam.NewPrivacySpec: PartitionSelectionEpsilon is 0 but PartitionSelectionDelta is %v; private partition selection needs both", params.PartitionSelectionDelta)
 	}
 	if params.PreThreshold < 0 {
 		return nil, fmt.Errorf("pbeam.NewPrivacySpec: PreThreshold is %d; it must be 0 (none) or positive", params.PreThreshold)

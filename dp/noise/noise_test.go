@@ -366,3 +366,72 @@ func TestIntSaturates(t *testing.T) {
 		t.Error("no draw saturated at MaxInt64")
 	}
 }
+
+// TestIntTailUpper checks IntTailUpper against the empirical frequency of
+// AddNoiseInt results at least t, and that it is an upper bound of the exact
+// discrete tail.
+func TestIntTailUpper(t *testing.T) {
+	for _, c := range []struct {
+		kind Kind
+		p    Params
+	}{
+		{Laplace, Params{Epsilon: 1, L0: 1, LInf: 1}},
+		{Laplace, Params{Epsilon: 0.5, L0: 3, LInf: 1}},
+		{Gaussian, Params{Epsilon: 1, Delta: 1e-5, L0: 2, LInf: 1}},
+	} {
+		m, err := New(c.kind, c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm := m.(interface {
+			IntTailUpper(x, t int64) (float64, error)
+		})
+		const n = 40000
+		const x = 5
+		hist := map[int64]int{}
+		for i := 0; i < n; i++ {
+			v, err := m.AddNoiseInt(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hist[v]++
+		}
+		for _, thr := range []int64{x - 6, x - 1, x, x + 1, x + 3, x + 8} {
+			got := 0
+			for v, k := range hist {
+				if v >= thr {
+					got += k
+				}
+			}
+			want, err := tm.IntTailUpper(x, thr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := float64(got) / n
+			// Five standard deviations of a binomial frequency.
+			if tol := 5*math.Sqrt(want*(1-want)/n) + 1e-3; math.Abs(f-want) > tol {
+				t.Errorf("%v %+v: P(AddNoiseInt(%d) >= %d) = %.4f empirically, IntTailUpper says %.4f", c.kind, c.p, x, thr, f, want)
+			}
+		}
+		// Shifting x and t together changes nothing; the tail decreases in t.
+		a, _ := tm.IntTailUpper(0, 3)
+		b, _ := tm.IntTailUpper(10, 13)
+		if a != b {
+			t.Errorf("%v: IntTailUpper(0, 3) = %v but IntTailUpper(10, 13) = %v", c.kind, a, b)
+		}
+		prev := 1.0
+		for thr := int64(-20); thr <= 40; thr++ {
+			v, _ := tm.IntTailUpper(0, thr)
+			if v > prev || v < 0 || v > 1 {
+				t.Errorf("%v: IntTailUpper(0, %d) = %v after %v", c.kind, thr, v, prev)
+			}
+			prev = v
+		}
+		if v, _ := tm.IntTailUpper(math.MinInt64, math.MaxInt64); v != 0 {
+			t.Errorf("%v: IntTailUpper at the int64 extremes = %v, want 0", c.kind, v)
+		}
+		if v, _ := tm.IntTailUpper(math.MaxInt64, math.MinInt64); v != 1 {
+			t.Errorf("%v: IntTailUpper at the int64 extremes = %v, want 1", c.kind, v)
+		}
+	}
+}

@@ -13,6 +13,11 @@
 //     half of delta calibrates the noise, half the threshold.
 //   - TruncatedGeometric: keep with probability pi_n, the optimal rule of
 //     Desfontaines, Voss, Gipson and Mandayam (2022); no noise is added.
+//   - ThresholdedCount: not a Strategy but a release: the unit count plus
+//     dp/noise's integer noise is released when it reaches the smallest
+//     integer threshold whose exact tail for a lone unit is within delta
+//     (Privacy on Beam's DistinctPrivacyID: one mechanism for the count and
+//     the selection).
 //   - Public: the keys are public (declared by the data owner); keep all of
 //     them and spend nothing.
 //

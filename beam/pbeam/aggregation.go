@@ -36,6 +36,11 @@ type aggregation struct {
 	// selDeltaOnly: the partition selection spends only delta
 	// (DistinctPrivacyID's thresholding).
 	selDeltaOnly bool
+	// The budget shares requested; consumeBudget only reads them, build
+	// takes them once every check has passed.
+	aggReq, selReq [2]float64
+	takesSelection bool
+	noAggregation  bool // SelectPartitions: only a selection share
 }
 
 // partitionType is the type of the partitions of an aggregation: K of a
@@ -47,17 +52,19 @@ func (ag *aggregation) partitionType() reflect.Type {
 	return ag.pcol.valueType()
 }
 
-// consumeBudget takes the aggregation's shares of the PrivacySpec's budgets
-// and sets the noise and selection parameters. With public partitions no
-// selection budget is taken.
+// consumeBudget computes the aggregation's shares of the PrivacySpec's
+// budgets and sets the noise and selection parameters; build takes them
+// from the spec once every check passed, so a construction that fails
+// spends nothing. With public partitions no selection budget is taken.
 func (ag *aggregation) consumeBudget(aggEps, aggDelta float64, sel PartitionSelectionParams) {
 	spec := ag.pcol.spec
-	eps, delta, err := spec.aggregation.consume(ag.op, aggEps, aggDelta)
+	eps, delta, err := spec.aggregation.peek(ag.op, aggEps, aggDelta)
 	if err != nil {
 		fail("%v", err)
 	}
+	ag.aggReq = [2]float64{aggEps, aggDelta}
 	ag.part.Epsilon, ag.part.Delta = eps, delta
-	spec.record(ag.op+" aggregation", eps, delta)
+	ag.takesSelection = false
 	if ag.public != nil {
 		return
 	}
@@ -66,11 +73,32 @@ func (ag *aggregation) consumeBudget(aggEps, aggDelta float64, sel PartitionSele
 		// selection budget serves any number of aggregations.
 		return
 	}
-	eps, delta, err = spec.partitionSelection.consume(ag.op, sel.Epsilon, sel.Delta)
+	eps, delta, err = spec.partitionSelection.peek(ag.op, sel.Epsilon, sel.Delta)
 	if err != nil {
 		fail("%v", err)
 	}
+	ag.selReq = [2]float64{sel.Epsilon, sel.Delta}
+	ag.takesSelection = true
 	ag.part.SelEpsilon, ag.part.SelDelta = eps, delta
+}
+
+// takeBudget takes the shares consumeBudget computed.
+func (ag *aggregation) takeBudget() {
+	spec := ag.pcol.spec
+	if !ag.noAggregation {
+		eps, delta, err := spec.aggregation.consume(ag.op, ag.aggReq[0], ag.aggReq[1])
+		if err != nil {
+			fail("%v", err)
+		}
+		spec.record(ag.op+" aggregation", eps, delta)
+	}
+	if !ag.takesSelection {
+		return
+	}
+	eps, delta, err := spec.partitionSelection.consume(ag.op, ag.selReq[0], ag.selReq[1])
+	if err != nil {
+		fail("%v", err)
+	}
 	spec.record(ag.op+" partition selection", eps, delta)
 }
 
@@ -155,6 +183,8 @@ func (ag *aggregation) build(s beam.Scope) beam.PCollection {
 		markers = beam.ParDo(s, &publicMarkerFn{Codec: newElementCodec(ptype)}, publicCol)
 	}
 
+	// Every check passed: only now does the aggregation spend its shares.
+	ag.takeBudget()
 	keyed := beam.ParDo(s, &ag.rows, ag.pcol.col)
 	if hasPublicCol {
 		keyed = keepPublicRows(s, keyed, publicCol, ptype)

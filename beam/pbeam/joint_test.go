@@ -21,8 +21,6 @@ type keyAgg struct {
 
 func toKeyAgg(k int, a Aggregates) keyAgg { return keyAgg{k, a} }
 
-func visitDay(v visit) int { return v.Day }
-
 // sinks collects the outputs of statistical tests. The runners of the tests
 // (Prism with its loopback worker, the direct runner) run DoFns in the test
 // process; a test fails if its sink stays empty.
@@ -67,7 +65,6 @@ func (fn *floatSinkFn) ProcessElement(_ int, v float64) {
 
 func init() {
 	register.Function2x1(toKeyAgg)
-	register.Function1x1(visitDay)
 	register.DoFn2x0[int, Aggregates](&aggSinkFn{})
 	register.DoFn2x0[int, ValueWithCI](&ciSinkFn{})
 	register.DoFn2x0[int, int64](&intSinkFn{})

@@ -22,12 +22,13 @@ func SelectPartitions(s beam.Scope, pcol PrivatePCollection, params SelectPartit
 	ag := &aggregation{op: op, pcol: pcol}
 	ag.checkCommon(nil, 0, params, params.MaxPartitionsContributed)
 	spec := pcol.spec
-	eps, delta, err := spec.partitionSelection.consume(op, params.Epsilon, params.Delta)
+	eps, delta, err := spec.partitionSelection.peek(op, params.Epsilon, params.Delta)
 	if err != nil {
 		fail("%v", err)
 	}
-	spec.record(op+" partition selection", eps, delta)
 	ag.part.SelEpsilon, ag.part.SelDelta = eps, delta
+	ag.noAggregation, ag.takesSelection = true, true
+	ag.selReq = [2]float64{params.Epsilon, params.Delta}
 	ag.rows.Value = valueNone
 	ag.bound.MaxPartitions = params.MaxPartitionsContributed
 	ag.part.Kind = kindSelect

@@ -140,24 +140,48 @@ const relTolerance = 1e-9
 func (b *budget) consume(op string, eps, delta float64) (float64, float64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.sealed {
-		return 0, 0, fmt.Errorf("%s: the PrivacySpec was charged to a budget ledger (ChargeLedger), which paid only for the aggregations constructed before; construct every aggregation before ChargeLedger, or use a new PrivacySpec (and a new charge) for more", op)
+	e, d, err := b.share(op, eps, delta)
+	if err != nil {
+		return 0, 0, err
 	}
 	if !b.consumed {
 		b.initial = b.epsilon
 	}
+	b.consumed = true
+	if eps == 0 && delta == 0 {
+		b.epsilon, b.delta = 0, 0 // exactly nothing left
+	} else {
+		b.epsilon -= e
+		b.delta -= d
+	}
+	b.usedEpsilon += e
+	b.usedDelta += d
+	return e, d, nil
+}
+
+// peek returns what consume would take, and its error, taking nothing.
+func (b *budget) peek(op string, eps, delta float64) (float64, float64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.share(op, eps, delta)
+}
+
+// share computes the share a request gets; the caller holds b.mu.
+func (b *budget) share(op string, eps, delta float64) (float64, float64, error) {
+	if b.sealed {
+		return 0, 0, fmt.Errorf("%s: the PrivacySpec was charged to a budget ledger (ChargeLedger), which paid only for the aggregations constructed before; construct every aggregation before ChargeLedger, or use a new PrivacySpec (and a new charge) for more", op)
+	}
+	initial := b.initial
+	if !b.consumed {
+		initial = b.epsilon
+	}
 	if eps == 0 && delta == 0 {
 		// A remainder within rounding of zero is nothing left (it would
 		// drown the release in noise).
-		if b.consumed && b.epsilon <= b.initial*relTolerance {
+		if b.consumed && b.epsilon <= initial*relTolerance {
 			return 0, 0, fmt.Errorf("%s: no %s budget given, so this aggregation asks for the rest of the PrivacySpec's %s budget, but other aggregations consumed all of it; give every aggregation but the last an explicit share (its Epsilon and Delta) that leaves some for this one", op, b.name, b.name)
 		}
-		b.consumed = true
-		e, d := b.epsilon, b.delta
-		b.epsilon, b.delta = 0, 0
-		b.usedEpsilon += e
-		b.usedDelta += d
-		return e, d, nil
+		return b.epsilon, b.delta, nil
 	}
 	if math.IsNaN(eps) || math.IsInf(eps, 0) || eps < 0 || math.IsNaN(delta) || delta < 0 || delta >= 1 {
 		return 0, 0, fmt.Errorf("%s: %s budget (epsilon %v, delta %v) is invalid; epsilon must be finite and >= 0, delta in [0, 1)", op, b.name, eps, delta)
@@ -171,11 +195,6 @@ func (b *budget) consume(op string, eps, delta float64) (float64, float64, error
 	if eps > b.epsilon || delta > b.delta {
 		return 0, 0, fmt.Errorf("%s: asks for %s epsilon %v and delta %v but the PrivacySpec has only epsilon %v and delta %v left; split the PrivacySpec's budget among its aggregations (the shares must add up to at most the total)", op, b.name, eps, delta, b.epsilon, b.delta)
 	}
-	b.consumed = true
-	b.epsilon -= eps
-	b.delta -= delta
-	b.usedEpsilon += eps
-	b.usedDelta += delta
 	return eps, delta, nil
 }
 

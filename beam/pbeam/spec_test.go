@@ -26,7 +26,7 @@ func TestNewPrivacySpecParams(t *testing.T) {
 		{"aggregation delta 1", PrivacySpecParams{AggregationEpsilon: 1, AggregationDelta: 1}, false},
 		{"negative selection epsilon", PrivacySpecParams{PartitionSelectionEpsilon: -1, PartitionSelectionDelta: 1e-5}, false},
 		{"selection epsilon without delta", PrivacySpecParams{PartitionSelectionEpsilon: 1}, false},
-		{"selection delta without epsilon", PrivacySpecParams{AggregationEpsilon: 1, PartitionSelectionDelta: 1e-5}, false},
+		{"selection delta without epsilon (DistinctPrivacyID, as in PoB)", PrivacySpecParams{AggregationEpsilon: 1, PartitionSelectionDelta: 1e-5}, true},
 		{"negative selection delta", PrivacySpecParams{PartitionSelectionEpsilon: 1, PartitionSelectionDelta: -1e-5}, false},
 		{"selection delta above 1", PrivacySpecParams{PartitionSelectionEpsilon: 1, PartitionSelectionDelta: 2}, false},
 		{"negative pre-threshold", PrivacySpecParams{AggregationEpsilon: 1, PartitionSelectionEpsilon: 1, PartitionSelectionDelta: 1e-5, PreThreshold: -1}, false},

@@ -12,10 +12,10 @@ func stringValue(r row) (int, string) { return r.Part, "x" }
 func init() { beam.RegisterFunction(stringValue) }
 
 // Bad parameters of the value aggregations fail construction with a message
-// naming the field; the checks made before the budget is consumed leave it
-// intact. (Two errors are found only after: the mechanism's own checks, such
-// as Gaussian noise without a delta, and the type of a slice of public
-// partitions; such a failed construction has spent its share.)
+// naming the field, and a failed construction spends nothing: the budget is
+// taken only once every check (the mechanism's own, such as Gaussian noise
+// without a delta, and the type of a slice of public partitions included)
+// has passed.
 func TestValueAggregationsParamErrors(t *testing.T) {
 	newPcol := func(spec *PrivacySpec) (beam.Scope, PrivatePCollection) {
 		p := beam.NewPipeline()
@@ -28,24 +28,23 @@ func TestValueAggregationsParamErrors(t *testing.T) {
 		name  string
 		edit  func(*MeanParams)
 		parts []string
-		spent bool // the error is found after the budget is consumed
 	}
 	for _, tc := range []paramCase{
-		{"min > max", func(p *MeanParams) { p.MinValue, p.MaxValue = 5, 1 }, []string{"MinValue (5) is greater than MaxValue (1)"}, false},
-		{"min == max", func(p *MeanParams) { p.MinValue, p.MaxValue = 3, 3 }, []string{"MinValue and MaxValue are both 3"}, false},
-		{"NaN bound", func(p *MeanParams) { p.MaxValue = math.NaN() }, []string{"MaxValue", "finite"}, false},
-		{"infinite bound", func(p *MeanParams) { p.MinValue = math.Inf(-1) }, []string{"MinValue", "finite"}, false},
-		{"zero per partition", func(p *MeanParams) { p.MaxContributionsPerPartition = 0 }, []string{"MaxContributionsPerPartition is 0"}, false},
-		{"negative per partition", func(p *MeanParams) { p.MaxContributionsPerPartition = -2 }, []string{"MaxContributionsPerPartition is -2"}, false},
-		{"zero partitions", func(p *MeanParams) { p.MaxPartitionsContributed = 0 }, []string{"MaxPartitionsContributed is 0"}, false},
-		{"Laplace with delta", func(p *MeanParams) { p.AggregationDelta = 1e-5 }, []string{"AggregationDelta"}, false},
-		{"Gaussian without delta", func(p *MeanParams) { p.NoiseKind = GaussianNoise{} }, []string{"Delta"}, true},
+		{"min > max", func(p *MeanParams) { p.MinValue, p.MaxValue = 5, 1 }, []string{"MinValue (5) is greater than MaxValue (1)"}},
+		{"min == max", func(p *MeanParams) { p.MinValue, p.MaxValue = 3, 3 }, []string{"MinValue and MaxValue are both 3"}},
+		{"NaN bound", func(p *MeanParams) { p.MaxValue = math.NaN() }, []string{"MaxValue", "finite"}},
+		{"infinite bound", func(p *MeanParams) { p.MinValue = math.Inf(-1) }, []string{"MinValue", "finite"}},
+		{"zero per partition", func(p *MeanParams) { p.MaxContributionsPerPartition = 0 }, []string{"MaxContributionsPerPartition is 0"}},
+		{"negative per partition", func(p *MeanParams) { p.MaxContributionsPerPartition = -2 }, []string{"MaxContributionsPerPartition is -2"}},
+		{"zero partitions", func(p *MeanParams) { p.MaxPartitionsContributed = 0 }, []string{"MaxPartitionsContributed is 0"}},
+		{"Laplace with delta", func(p *MeanParams) { p.AggregationDelta = 1e-5 }, []string{"AggregationDelta"}},
+		{"Gaussian without delta", func(p *MeanParams) { p.NoiseKind = GaussianNoise{} }, []string{"Delta"}},
 		{"public and selection", func(p *MeanParams) {
 			p.PublicPartitions = []int{1}
 			p.PartitionSelectionParams = PartitionSelectionParams{Epsilon: 0.1, Delta: 1e-6}
-		}, []string{"PublicPartitions"}, false},
-		{"public of the wrong type", func(p *MeanParams) { p.PublicPartitions = []string{"a"} }, []string{"PublicPartitions holds string"}, true},
-		{"overspent", func(p *MeanParams) { p.AggregationEpsilon = 5 }, []string{"epsilon 5"}, false},
+		}, []string{"PublicPartitions"}},
+		{"public of the wrong type", func(p *MeanParams) { p.PublicPartitions = []string{"a"} }, []string{"PublicPartitions holds string"}},
+		{"overspent", func(p *MeanParams) { p.AggregationEpsilon = 5 }, []string{"epsilon 5"}},
 	} {
 		params := good
 		tc.edit(&params)
@@ -74,9 +73,6 @@ func TestValueAggregationsParamErrors(t *testing.T) {
 			}
 			s, pc := newPcol(spec)
 			wantPanic(t, f.op+" "+tc.name, func() { f.build(s, pc) }, append([]string{f.op}, tc.parts...)...)
-			if tc.spent {
-				continue
-			}
 			// The budget is intact: a good aggregation may still take all of it.
 			if msg := constructionPanic(t, func() { MeanPerKey(s, pc, good) }); msg != "" {
 				t.Errorf("%s %s: a good aggregation after the failed one: %s", f.op, tc.name, msg)

@@ -91,7 +91,7 @@ func (fn *unitRowsFn) ProcessElement(id beam.U, x beam.V, emit func(string, unit
 	if fn.rng == nil {
 		fn.Setup()
 	}
-	unit, err := fn.IDCodec.encode(id)
+	unit, err := fn.IDCodec.key(id)
 	if err != nil {
 		return err
 	}
@@ -106,12 +106,18 @@ func (fn *unitRowsFn) ProcessElement(id beam.U, x beam.V, emit func(string, unit
 		if fn.Value == valueEncoded {
 			r.Enc = string(p.V)
 		} else if fn.Value != valueNone {
-			v, err := fn.Pairs.decodeV(p.V)
+			direct, err := fn.Pairs.number(p.V, &r)
 			if err != nil {
 				return err
 			}
-			if err := readValue(v, fn.Value, &r); err != nil {
-				return err
+			if !direct {
+				v, err := fn.Pairs.decodeV(p.V)
+				if err != nil {
+					return err
+				}
+				if err := readValue(v, fn.Value, &r); err != nil {
+					return err
+				}
 			}
 		}
 	} else {
@@ -130,7 +136,7 @@ func (fn *unitRowsFn) ProcessElement(id beam.U, x beam.V, emit func(string, unit
 		// ones keeps distinct values chosen uniformly.
 		r.VPri = valuePriority(fn.Seed, unit, part, r.Enc)
 	}
-	emit(string(unit), r)
+	emit(unit, r)
 	return nil
 }
 

@@ -96,7 +96,7 @@ func DistinctPerKey(s beam.Scope, pcol PrivatePCollection, params DistinctPerKey
 
 // valuePriority is the keyed-hash priority of a value of a unit in a
 // partition.
-func valuePriority(seed uint64, unit, part []byte, enc string) uint64 {
+func valuePriority(seed uint64, unit string, part []byte, enc string) uint64 {
 	b := make([]byte, 0, binary.MaxVarintLen64+len(part)+len(enc))
 	b = binary.AppendUvarint(b, uint64(len(part)))
 	b = append(b, part...)

@@ -1,7 +1,5 @@
 package pbeam
 
-import "encoding/binary"
-
 // priority is the keyed hash that orders a privacy unit's partitions: a unit
 // keeps the MaxPartitionsContributed partitions of smallest priority. The key
 // (the PrivacySpec's seed, from crypto/rand) makes the choice unpredictable
@@ -10,7 +8,7 @@ import "encoding/binary"
 // results, so bounding is one mergeable combiner. The guarantee does not
 // depend on the choice being random: any choice of at most kappa partitions
 // bounds the unit's contribution; randomness only avoids bias.
-func priority(seed uint64, unit, partition []byte) uint64 {
+func priority[U, P string | []byte](seed uint64, unit U, partition P) uint64 {
 	h := mix(seed ^ 0x9e3779b97f4a7c15)
 	h = absorb(h, unit)
 	h = mix(h ^ uint64(len(unit)))
@@ -18,15 +16,18 @@ func priority(seed uint64, unit, partition []byte) uint64 {
 	return mix(h ^ uint64(len(partition)))
 }
 
-// absorb folds b into h eight bytes at a time.
-func absorb(h uint64, b []byte) uint64 {
-	for len(b) >= 8 {
-		h = mix(h ^ binary.LittleEndian.Uint64(b))
-		b = b[8:]
+// absorb folds b into h eight bytes (little-endian) at a time.
+func absorb[B string | []byte](h uint64, b B) uint64 {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		h = mix(h ^ (uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
+			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56))
 	}
-	var tail [8]byte
-	copy(tail[:], b)
-	return mix(h ^ binary.LittleEndian.Uint64(tail[:]) ^ uint64(len(b))<<56)
+	var tail uint64
+	for j := 0; i+j < len(b); j++ {
+		tail |= uint64(b[i+j]) << (8 * j)
+	}
+	return mix(h ^ tail ^ uint64(len(b)-i)<<56)
 }
 
 // mix is the splitmix64 finaliser.

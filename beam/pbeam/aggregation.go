@@ -185,16 +185,23 @@ func (ag *aggregation) build(s beam.Scope) beam.PCollection {
 
 	// Every check passed: only now does the aggregation spend its shares.
 	ag.takeBudget()
-	keyed := beam.ParDo(s, &ag.rows, ag.pcol.col)
-	if hasPublicCol {
-		keyed = keepPublicRows(s, keyed, publicCol, ptype)
-	}
 	var contributions beam.PCollection
-	if ag.bounder != nil {
-		contributions = ag.bounder(s, keyed)
-	} else {
-		perUnit := beam.CombinePerKey(s, &ag.bound, keyed)
+	if ag.bounder == nil && !hasPublicCol {
+		accs := beam.ParDo(s, &unitAccsFn{Rows: &ag.rows, Bound: &ag.bound}, ag.pcol.col)
+		perUnit := beam.CombinePerKey(s, &ag.bound, accs)
 		contributions = beam.ParDo(s, &contributionsFn{}, perUnit)
+	} else {
+		keyed := beam.ParDo(s, &ag.rows, ag.pcol.col)
+		if hasPublicCol {
+			keyed = keepPublicRows(s, keyed, publicCol, ptype)
+		}
+		if ag.bounder != nil {
+			contributions = ag.bounder(s, keyed)
+		} else {
+			accs := beam.ParDo(s, &rowAccsFn{Bound: &ag.bound}, keyed)
+			perUnit := beam.CombinePerKey(s, &ag.bound, accs)
+			contributions = beam.ParDo(s, &contributionsFn{}, perUnit)
+		}
 	}
 	if ag.public != nil {
 		contributions = beam.Flatten(s, contributions, markers)

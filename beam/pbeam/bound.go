@@ -15,22 +15,29 @@ import (
 // each privacy unit's bounded contributions, one per (unit, partition).
 //
 //	PCollection<KV<ID, X>>
-//	  │ unitRowsFn      encode the id and the partition, read the value, priority
+//	  │ unitAccsFn      encode the id and the partition, read the value, priority;
+//	  │                 merge the rows of each unit seen in the bundle (unitCache)
 //	  ▼
-//	PCollection<KV<unit, unitRow>>
+//	PCollection<KV<unit, unitAcc>>
 //	  │ CombinePerKey(boundFn)   per unit: the MaxPartitionsContributed partitions of
 //	  │                          smallest priority, each with its sum, count or up to
 //	  │                          MaxContributionsPerPartition values (random priority)
 //	  ▼
 //	PCollection<KV<partition, contribution>>   (contributionsFn)
 //
-// One shuffle (by unit); with combiner lifting a worker holds O(kappa * k)
-// per unit, however many rows the unit has.
+// One shuffle (by unit); a worker holds O(kappa * k) per unit, however many
+// rows the unit has. unitAccsFn does what Beam's combiner lifting does, with
+// a larger cache (Beam's keeps 2000 keys, the direct runner none): the rows
+// of a unit are spread over the input, and each element shuffled costs far
+// more than merging it.
 
 func init() {
 	register.DoFn3x1[beam.U, beam.V, func(string, unitRow), error](&unitRowsFn{})
 	register.Emitter2[string, unitRow]()
-	register.Combiner3[unitAcc, unitRow, unitAcc](&boundFn{})
+	register.DoFn3x1[beam.U, beam.V, func(string, unitAcc), error](&unitAccsFn{})
+	register.DoFn3x0[string, unitRow, func(string, unitAcc)](&rowAccsFn{})
+	register.Emitter2[string, unitAcc]()
+	register.Combiner1[unitAcc](&boundFn{})
 	register.DoFn3x0[string, unitAcc, func(string, contribution)](&contributionsFn{})
 	register.Emitter2[string, contribution]()
 	for _, t := range []reflect.Type{reflect.TypeOf(unitRow{}), reflect.TypeOf(unitAcc{}), reflect.TypeOf(unitEntry{}), reflect.TypeOf(contribution{})} {
@@ -88,45 +95,54 @@ func (fn *unitRowsFn) Setup() {
 }
 
 func (fn *unitRowsFn) ProcessElement(id beam.U, x beam.V, emit func(string, unitRow)) error {
+	unit, r, ok, err := fn.row(id, x)
+	if ok {
+		emit(unit, r)
+	}
+	return err
+}
+
+// row reduces one element to its unit and its unitRow; ok is false for an
+// element of a partition that is not public.
+func (fn *unitRowsFn) row(id beam.U, x beam.V) (unit string, r unitRow, ok bool, err error) {
 	if fn.rng == nil {
 		fn.Setup()
 	}
-	unit, err := fn.IDCodec.key(id)
-	if err != nil {
-		return err
+	if unit, err = fn.IDCodec.key(id); err != nil {
+		return
 	}
 	var part []byte
-	var r unitRow
 	if fn.Pairs != nil {
-		p, ok := x.(kvPair)
-		if !ok {
-			return fmt.Errorf("pbeam: internal error: element %T is not a key-value pair", x)
+		p, isPair := x.(kvPair)
+		if !isPair {
+			err = fmt.Errorf("pbeam: internal error: element %T is not a key-value pair", x)
+			return
 		}
 		part = p.K
 		if fn.Value == valueEncoded {
 			r.Enc = string(p.V)
 		} else if fn.Value != valueNone {
-			direct, err := fn.Pairs.number(p.V, &r)
-			if err != nil {
-				return err
+			var direct bool
+			if direct, err = fn.Pairs.number(p.V, &r); err != nil {
+				return
 			}
 			if !direct {
-				v, err := fn.Pairs.decodeV(p.V)
-				if err != nil {
-					return err
+				var v any
+				if v, err = fn.Pairs.decodeV(p.V); err != nil {
+					return
 				}
-				if err := readValue(v, fn.Value, &r); err != nil {
-					return err
+				if err = readValue(v, fn.Value, &r); err != nil {
+					return
 				}
 			}
 		}
 	} else {
 		if part, err = fn.Elems.encode(x); err != nil {
-			return err
+			return
 		}
 	}
 	if fn.HasPublic && !fn.public[string(part)] {
-		return nil
+		return
 	}
 	r.Partition = string(part)
 	r.Pri = priority(fn.Seed, unit, part)
@@ -136,8 +152,7 @@ func (fn *unitRowsFn) ProcessElement(id beam.U, x beam.V, emit func(string, unit
 		// ones keeps distinct values chosen uniformly.
 		r.VPri = valuePriority(fn.Seed, unit, part, r.Enc)
 	}
-	emit(unit, r)
-	return nil
+	return unit, r, true, nil
 }
 
 // readValue converts a numeric value to float64 or int64.
@@ -211,7 +226,9 @@ type boundFn struct {
 
 func (fn *boundFn) CreateAccumulator() unitAcc { return unitAcc{} }
 
-func (fn *boundFn) AddInput(a unitAcc, r unitRow) unitAcc {
+// addRow adds one row of the unit (the combiner's input is unitAcc: rows
+// are added on the way in, by unitAccsFn).
+func (fn *boundFn) addRow(a unitAcc, r unitRow) unitAcc {
 	e := unitEntry{Partition: r.Partition, Pri: r.Pri, Rows: 1}
 	if !r.Null {
 		e.F, e.I = r.F, r.I
@@ -334,10 +351,67 @@ func (fn *contributionsFn) ProcessElement(_ string, a unitAcc, emit func(string,
 	}
 }
 
-// boundContributions is the first half of an aggregation: see the diagram
-// at the top of this file.
-func boundContributions(s beam.Scope, pcol PrivatePCollection, rows *unitRowsFn, bound *boundFn) beam.PCollection {
-	keyed := beam.ParDo(s, rows, pcol.col)
-	perUnit := beam.CombinePerKey(s, bound, keyed)
-	return beam.ParDo(s, &contributionsFn{}, perUnit)
+// unitCacheMax is the most units a unitCache holds before it flushes them.
+// A unit takes about 100 bytes plus 40 per kept partition and value.
+const unitCacheMax = 1 << 16
+
+// unitCache merges the rows of each unit within a bundle, so that one
+// partial accumulator per unit, not one element per row, is shuffled.
+type unitCache struct {
+	units map[string]unitAcc
+}
+
+func (c *unitCache) add(bound *boundFn, unit string, r unitRow, emit func(string, unitAcc)) {
+	if c.units == nil {
+		c.units = make(map[string]unitAcc)
+	}
+	a, ok := c.units[unit]
+	if !ok && len(c.units) >= unitCacheMax {
+		c.flush(emit)
+		c.units = make(map[string]unitAcc)
+	}
+	c.units[unit] = bound.addRow(a, r)
+}
+
+func (c *unitCache) flush(emit func(string, unitAcc)) {
+	for unit, a := range c.units {
+		emit(unit, a)
+	}
+	c.units = nil
+}
+
+// unitAccsFn is unitRowsFn followed by a unitCache.
+type unitAccsFn struct {
+	Rows  *unitRowsFn
+	Bound *boundFn
+
+	cache unitCache
+}
+
+func (fn *unitAccsFn) ProcessElement(id beam.U, x beam.V, emit func(string, unitAcc)) error {
+	unit, r, ok, err := fn.Rows.row(id, x)
+	if ok {
+		fn.cache.add(fn.Bound, unit, r, emit)
+	}
+	return err
+}
+
+func (fn *unitAccsFn) FinishBundle(emit func(string, unitAcc)) {
+	fn.cache.flush(emit)
+}
+
+// rowAccsFn merges rows already keyed by unit (after the join with a
+// PCollection of public partitions) the same way.
+type rowAccsFn struct {
+	Bound *boundFn
+
+	cache unitCache
+}
+
+func (fn *rowAccsFn) ProcessElement(unit string, r unitRow, emit func(string, unitAcc)) {
+	fn.cache.add(fn.Bound, unit, r, emit)
+}
+
+func (fn *rowAccsFn) FinishBundle(emit func(string, unitAcc)) {
+	fn.cache.flush(emit)
 }

@@ -36,7 +36,7 @@ func TestBoundFnMillionRowsOnePartition(t *testing.T) {
 	for i := 0; i < n; i++ {
 		r := unitRow{Partition: "p", Pri: 7, VPri: rng.Uint64(), F: 1, I: 1}
 		wantVPris = append(wantVPris, r.VPri)
-		a = fn.AddInput(a, r)
+		a = fn.addRow(a, r)
 	}
 	if len(a.E) != 1 {
 		t.Fatalf("%d entries for one partition", len(a.E))
@@ -67,7 +67,7 @@ func TestBoundFnMillionRowsThousandPartitions(t *testing.T) {
 	start := time.Now()
 	a := fn.CreateAccumulator()
 	for i := 0; i < n; i++ {
-		a = fn.AddInput(a, unitRow{Partition: names[i%parts], Pri: pris[i%parts], I: 1, F: 1})
+		a = fn.addRow(a, unitRow{Partition: names[i%parts], Pri: pris[i%parts], I: 1, F: 1})
 		if len(a.E) > kappa {
 			t.Fatalf("the accumulator grew to %d entries", len(a.E))
 		}
@@ -116,7 +116,7 @@ func TestBoundFnMergeOrder(t *testing.T) {
 	}
 	whole := fn.CreateAccumulator()
 	for _, r := range rows {
-		whole = fn.AddInput(whole, r)
+		whole = fn.addRow(whole, r)
 	}
 	want := summary(whole)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -125,7 +125,7 @@ func TestBoundFnMergeOrder(t *testing.T) {
 		chunks := make([]unitAcc, 7)
 		for i, j := range perm {
 			c := i % len(chunks)
-			chunks[c] = fn.AddInput(chunks[c], rows[j])
+			chunks[c] = fn.addRow(chunks[c], rows[j])
 		}
 		rng.Shuffle(len(chunks), func(i, j int) { chunks[i], chunks[j] = chunks[j], chunks[i] })
 		acc := fn.CreateAccumulator()

@@ -83,7 +83,8 @@ func DistinctPerKey(s beam.Scope, pcol PrivatePCollection, params DistinctPerKey
 		// Per unit: its kept keys, each with its kept distinct values
 		// (boundFn with DistinctValues; build clears the bounds in test
 		// mode without bounding).
-		perUnit := beam.CombinePerKey(s, &ag.bound, keyed)
+		accs := beam.ParDo(s, &rowAccsFn{Bound: &ag.bound}, keyed)
+		perUnit := beam.CombinePerKey(s, &ag.bound, accs)
 		units, values := beam.ParDo2(s, &distinctFanOutFn{}, perUnit)
 		// Per (key, value): once, whatever the number of units.
 		deduped := beam.CombinePerKey(s, firstPartition, values)

@@ -91,6 +91,9 @@ func (ag *aggregation) takeBudget() {
 			fail("%v", err)
 		}
 		spec.record(ag.op+" aggregation", eps, delta)
+		// The mechanisms use what was taken: another aggregation built
+		// concurrently on the spec may have left less than consumeBudget saw.
+		ag.part.Epsilon, ag.part.Delta = eps, delta
 	}
 	if !ag.takesSelection {
 		return
@@ -100,6 +103,7 @@ func (ag *aggregation) takeBudget() {
 		fail("%v", err)
 	}
 	spec.record(ag.op+" partition selection", eps, delta)
+	ag.part.SelEpsilon, ag.part.SelDelta = eps, delta
 }
 
 // checkCommon checks what every aggregation requires, before any budget is
@@ -146,6 +150,9 @@ func (ag *aggregation) build(s beam.Scope) beam.PCollection {
 	ag.part.TestMode = spec.testMode
 	ag.part.PreThreshold = spec.preThreshold
 	ag.part.Public = ag.public != nil
+	if ag.aggReq == [2]float64{} && ag.part.Delta > 0 && ag.part.Noise != noise.Gaussian && !ag.noAggregation {
+		fail("%s: no budget share is given, so this aggregation takes the rest of the PrivacySpec's aggregation budget, which includes delta %v that Laplace noise cannot use; give it an explicit share (AggregationEpsilon, with AggregationDelta 0), or use GaussianNoise{}", ag.op, ag.part.Delta)
+	}
 	if err := ag.part.setup(); err != nil {
 		fail("%v", err)
 	}
@@ -183,8 +190,13 @@ func (ag *aggregation) build(s beam.Scope) beam.PCollection {
 		markers = beam.ParDo(s, &publicMarkerFn{Codec: newElementCodec(ptype)}, publicCol)
 	}
 
-	// Every check passed: only now does the aggregation spend its shares.
+	// Every check passed: only now does the aggregation spend its shares,
+	// and its mechanisms are checked again with what it took.
 	ag.takeBudget()
+	if err := ag.part.setup(); err != nil {
+		fail("%v", err)
+	}
+	ag.part.impl, ag.part.selector = nil, nil
 	var contributions beam.PCollection
 	if ag.bounder == nil && !hasPublicCol {
 		accs := beam.ParDo(s, &unitAccsFn{Rows: &ag.rows, Bound: &ag.bound}, ag.pcol.col)

@@ -77,13 +77,15 @@ func TestWithCICoverage(t *testing.T) {
 	beam.ParDo0(s, &ciSinkFn{Name: "count"}, counts)
 	sums := SumPerKeyWithCI(s, ParDo(s, dayEuros, pcol), SumParams{AggregationEpsilon: 0.5, PublicPartitions: keys, MaxPartitionsContributed: 1, MinValue: 0, MaxValue: 20}, level)
 	beam.ParDo0(s, &ciSinkFn{Name: "sum"}, sums)
+	means := MeanPerKeyWithCI(s, ParDo(s, dayEuros, pcol), MeanParams{AggregationEpsilon: 0.3, PublicPartitions: keys, MaxPartitionsContributed: 1, MaxContributionsPerPartition: 1, MinValue: 0, MaxValue: 20}, level)
+	beam.ParDo0(s, &ciSinkFn{Name: "mean"}, means)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name  string
 		exact float64
-	}{{"count", users}, {"sum", users * 10}} {
+	}{{"count", users}, {"sum", users * 10}, {"mean", 10}} {
 		sinks.Lock()
 		res := sinks.ci[c.name]
 		sinks.Unlock()
@@ -101,8 +103,14 @@ func TestWithCICoverage(t *testing.T) {
 		}
 		cov := float64(covered) / parts
 		t.Logf("%s: %d%% intervals covered the exact value in %.3f of %d partitions", c.name, int(level*100), cov, parts)
-		if cov < 0.87 || cov > 0.93 {
-			t.Errorf("%s: coverage %.3f, want within [0.87, 0.93]", c.name, cov)
+		// The mean's interval (dp/agg's pivot inversion) is conservative
+		// on groups of five values: about 0.94 at level 0.9.
+		hi := 0.93
+		if c.name == "mean" {
+			hi = 0.96
+		}
+		if cov < 0.87 || cov > hi {
+			t.Errorf("%s: coverage %.3f, want within [0.87, %v]", c.name, cov, hi)
 		}
 	}
 }

@@ -228,6 +228,9 @@ func jointMechanisms(fn *partitionFn, enc *agg.BoundedSum) (count, sum, normalis
 	hasCount, hasSum, hasNorm, n := fn.Joint.coordinates()
 	m := float64(fn.MaxPerPartition)
 	l, u := enc.RoundedBounds()
+	if fn.MaxPartitions > math.MaxInt64/n {
+		return nil, nil, nil, fmt.Errorf("MaxPartitionsContributed (%d) times the %d released coordinates overflows; use a realistic MaxPartitionsContributed", fn.MaxPartitions, n)
+	}
 	mech := func(what string, linf float64) (noise.Mechanism, error) {
 		g, err := noise.NewGaussian(noise.Params{Epsilon: fn.Epsilon, Delta: fn.Delta, L0: fn.MaxPartitions * n, LInf: linf})
 		if err != nil {
@@ -318,10 +321,12 @@ func (j *joint) release(a partAcc) (partResult, error) {
 	return r, nil
 }
 
-// scaled returns x·unit rounded once to float64 (unit a power of two).
+// scaled returns x·unit rounded once to float64 (unit a power of two),
+// capped at ±MaxFloat64 as dp/agg caps its sums, so that no exact total
+// turns into an infinity the noise cannot be added to.
 func scaled(x *big.Int, unit float64) float64 {
 	f, _ := new(big.Float).SetInt(x).Float64()
-	return f * unit
+	return max(-math.MaxFloat64, min(math.MaxFloat64, f*unit))
 }
 
 type aggregatesOutFn struct{ Codec *elementCodec }

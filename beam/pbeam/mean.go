@@ -82,6 +82,20 @@ func MeanPerKey(s beam.Scope, pcol PrivatePCollection, params MeanParams) beam.P
 	return buildValues(s, ag, func(c *elementCodec) any { return &float64OutFn{Codec: c} })
 }
 
+// MeanPerKeyWithCI is MeanPerKey with a confidence interval of the given
+// level (in (0, 1)) around each mean: it returns PCollection<K,
+// ValueWithCI>. The interval (dp/agg's test inversion of the mean's exact
+// pivot) contains the exact mean of the kept, clamped values with
+// probability about level; it lies within [MinValue, MaxValue].
+func MeanPerKeyWithCI(s beam.Scope, pcol PrivatePCollection, params MeanParams, level float64) beam.PCollection {
+	const op = "pbeam.MeanPerKeyWithCI"
+	s = s.Scope(op)
+	checkLevel(op, level)
+	ag := newValuesAggregation(op, pcol, params.values(), kindMean, nil)
+	ag.part.Level = level
+	return buildValues(s, ag, func(c *elementCodec) any { return &ciOutFn{Codec: c} })
+}
+
 // MeanStatisticsPerKey computes, for each key of a PrivatePCollection<K,V>
 // (V a number), the mean of its values and their number: each privacy unit
 // contributes at most MaxContributionsPerPartition values to each of at most
@@ -119,14 +133,21 @@ func (k *meanImpl) release(a partAcc) (partResult, error) {
 	if k.fn.TestMode.enabled() {
 		if a.Count == 0 {
 			mid := k.fn.midpoint()
-			return partResult{F: mid, Mean: mid}, nil
+			return partResult{F: mid, Mean: mid, Lower: mid, Upper: mid}, nil
 		}
 		mean := a.ExactF / float64(a.Count)
-		return partResult{F: mean, Mean: mean, Count: float64(a.Count)}, nil
+		return partResult{F: mean, Mean: mean, Count: float64(a.Count), Lower: mean, Upper: mean}, nil
 	}
 	m := k.proto.Fresh()
 	if err := m.Merge(agg.MeanSummary{Count: a.Count, Units: a.Sum.big()}); err != nil {
 		return partResult{}, err
+	}
+	if k.fn.Level > 0 {
+		mean, lo, hi, err := m.ResultWithCI(k.fn.Level)
+		if err != nil {
+			return partResult{}, err
+		}
+		return partResult{F: mean, Mean: mean, Lower: lo, Upper: hi}, nil
 	}
 	mean, n, err := m.ResultWithCount()
 	if err != nil {

@@ -29,10 +29,11 @@ func (GaussianNoise) kind() noise.Kind { return noise.Gaussian }
 
 // noiseKindOf returns the noise of a params struct, Laplace when unset.
 func noiseKindOf(k NoiseKind) noise.Kind {
-	if k == nil {
-		return noise.Laplace
+	switch k.(type) {
+	case GaussianNoise, *GaussianNoise:
+		return noise.Gaussian
 	}
-	return k.kind()
+	return noise.Laplace // nil, LaplaceNoise{}, *LaplaceNoise (checkNoiseKind refuses others)
 }
 
 // TestMode makes a pipeline release exact values, for tests of the

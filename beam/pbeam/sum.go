@@ -1,6 +1,7 @@
 package pbeam
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -88,6 +89,10 @@ func sumPerKey(s beam.Scope, op string, pcol PrivatePCollection, params SumParam
 
 func init() {
 	kindImpls[kindSumInt] = func(fn *partitionFn) (kindImpl, error) {
+		// float64(MaxInt64) is 2^63, which int64() would wrap.
+		if fn.Lower < math.MinInt64 || fn.Upper >= math.MaxInt64 {
+			return nil, fmt.Errorf("the bounds [%v, %v] of an integer sum or count must lie within int64 (below 2^63 in absolute value); use smaller bounds", fn.Lower, fn.Upper)
+		}
 		s, err := agg.NewBoundedSumInt(agg.IntSumOptions{
 			Epsilon: fn.Epsilon, Delta: fn.Delta, NoiseKind: fn.Noise,
 			MaxPartitionsContributed: fn.MaxPartitions, MaxContributionsPerPartition: fn.MaxPerPartition,

@@ -122,18 +122,14 @@ func (fn *unitRowsFn) row(id beam.U, x beam.V) (unit string, r unitRow, ok bool,
 		if fn.Value == valueEncoded {
 			r.Enc = string(p.V)
 		} else if fn.Value != valueNone {
+			// Construction admits only number types, which all have a
+			// direct encoding.
 			var direct bool
-			if direct, err = fn.Pairs.number(p.V, &r); err != nil {
-				return
+			if direct, err = fn.Pairs.number(p.V, &r); err == nil && !direct {
+				err = fmt.Errorf("pbeam: internal error: values of type %v are not numbers", fn.Pairs.VType.T)
 			}
-			if !direct {
-				var v any
-				if v, err = fn.Pairs.decodeV(p.V); err != nil {
-					return
-				}
-				if err = readValue(v, fn.Value, &r); err != nil {
-					return
-				}
+			if err != nil {
+				return
 			}
 		}
 	} else {
@@ -155,31 +151,8 @@ func (fn *unitRowsFn) row(id beam.U, x beam.V) (unit string, r unitRow, ok bool,
 	return unit, r, true, nil
 }
 
-// readValue converts a numeric value to float64 or int64.
-func readValue(v any, kind valueKind, r *unitRow) error {
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		r.I = rv.Int()
-		r.F = float64(r.I)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		// Beyond MaxInt64, saturate: every bound is an int64, so clamping
-		// gives the same result, and bad data does not fail the pipeline.
-		u := rv.Uint()
-		r.I = int64(min(u, math.MaxInt64))
-		r.F = float64(u)
-	case reflect.Float32, reflect.Float64:
-		r.F = rv.Float()
-		if math.IsNaN(r.F) {
-			r.Null = true
-		}
-	default:
-		return fmt.Errorf("pbeam: value of type %T is not a number", v)
-	}
-	return nil
-}
-
-// isNumeric reports whether t is a type readValue accepts.
+// isNumeric reports whether t is a number type (elementCodec.number reads
+// its values directly).
 func isNumeric(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,

@@ -51,6 +51,7 @@ const (
 	DataException           = "22000"
 	InvalidTextRepresent    = "22P02"
 	ObjectNotInPrerequisite = "55000" // e.g. no budget has been set
+	UndefinedFile           = "58P01" // a file a relation reads does not exist
 )
 
 // Error is a user-facing error. Rule names the privacy rule a refused query breaks (for

@@ -40,7 +40,7 @@ type Options struct {
 	OwnerMemoryLimit func(context.Context, backend.Querier) (int64, error)
 	// AllowedPaths are files analyst mode may read besides those the views of the database
 	// name (which Open finds itself, see ViewFiles). Relative paths resolve against the
-	// working directory. Ignored in owner mode, which may read anything.
+	// working directory. Ignored in owner mode, which may read anything, and applied by BecomeAnalyst.
 	AllowedPaths []string
 	// AllowedDirectories are directories whose files analyst mode may read (DuckDB's
 	// allowed_directories), for views over globs that ViewFiles does not cover.
@@ -59,6 +59,8 @@ type DB struct {
 	// memoryLimit and ownerMemoryLimit are Options', applied again by BecomeAnalyst.
 	memoryLimit      string
 	ownerMemoryLimit func(context.Context, backend.Querier) (int64, error)
+	// allowedPaths and allowedDirectories are Options', applied again by BecomeAnalyst.
+	allowedPaths, allowedDirectories []string
 }
 
 // MaxTxAttempts is how many times Tx runs its function before giving up on transaction
@@ -87,7 +89,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	sdb.SetMaxIdleConns(1)
 	sdb.SetConnMaxLifetime(0)
 	sdb.SetConnMaxIdleTime(0)
-	d := &DB{db: sdb, mode: opts.Mode, memoryLimit: opts.MemoryLimit, ownerMemoryLimit: opts.OwnerMemoryLimit}
+	d := &DB{db: sdb, mode: opts.Mode, memoryLimit: opts.MemoryLimit, ownerMemoryLimit: opts.OwnerMemoryLimit,
+		allowedPaths: opts.AllowedPaths, allowedDirectories: opts.AllowedDirectories}
 	if err := d.setup(ctx, opts); err != nil {
 		return nil, errors.Join(err, sdb.Close())
 	}
@@ -214,7 +217,8 @@ func (d *DB) BecomeAnalyst(ctx context.Context) error {
 	if d.mode == backend.Analyst {
 		return nil
 	}
-	if err := d.setup(ctx, Options{Mode: backend.Analyst, MemoryLimit: d.memoryLimit, OwnerMemoryLimit: d.ownerMemoryLimit}); err != nil {
+	if err := d.setup(ctx, Options{Mode: backend.Analyst, MemoryLimit: d.memoryLimit, OwnerMemoryLimit: d.ownerMemoryLimit,
+		AllowedPaths: d.allowedPaths, AllowedDirectories: d.allowedDirectories}); err != nil {
 		return err
 	}
 	d.mode = backend.Analyst

@@ -20,17 +20,17 @@ func TestInt128MatchesBigInt(t *testing.T) {
 			x = math.MinInt64
 		}
 		if i%2 == 0 {
-			a = a.addInt64(x)
+			a = a.AddInt64(x)
 			want.Add(want, big.NewInt(x))
 		} else {
-			b = b.addInt64(x)
+			b = b.AddInt64(x)
 			wantB.Add(wantB, big.NewInt(x))
 		}
 	}
-	if a.big().Cmp(want) != 0 || b.big().Cmp(wantB) != 0 {
-		t.Fatalf("int128 sums %v %v, want %v %v", a.big(), b.big(), want, wantB)
+	if a.Big().Cmp(want) != 0 || b.Big().Cmp(wantB) != 0 {
+		t.Fatalf("int128 sums %v %v, want %v %v", a.Big(), b.Big(), want, wantB)
 	}
-	if got := a.add(b).big(); got.Cmp(new(big.Int).Add(want, wantB)) != 0 {
+	if got := a.Add(b).Big(); got.Cmp(new(big.Int).Add(want, wantB)) != 0 {
 		t.Fatalf("int128 add %v, want %v", got, new(big.Int).Add(want, wantB))
 	}
 }

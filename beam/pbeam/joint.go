@@ -263,7 +263,7 @@ func (j *joint) add(a *partAcc, c contribution) {
 			continue
 		}
 		a.Count++
-		a.Sum = a.Sum.addInt64(u)
+		a.Sum = a.Sum.AddInt64(u)
 		if j.fn.TestMode.bounding() {
 			v = min(max(v, j.fn.Lower), j.fn.Upper)
 		}
@@ -277,7 +277,7 @@ func (j *joint) release(a partAcc) (partResult, error) {
 	if j.fn.TestMode.enabled() {
 		r.I, r.F, r.Mean = a.Count, a.ExactF, a.ExactF/float64(a.Count)
 	} else {
-		units := a.Sum.big()
+		units := a.Sum.Big()
 		c := a.Count
 		if j.count != nil {
 			var err error

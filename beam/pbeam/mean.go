@@ -124,7 +124,7 @@ func (k *meanImpl) add(a *partAcc, c contribution) {
 			continue
 		}
 		a.Count++
-		a.Sum = a.Sum.addInt64(u)
+		a.Sum = a.Sum.AddInt64(u)
 		a.ExactF += k.fn.exactValue(v)
 	}
 }
@@ -139,7 +139,7 @@ func (k *meanImpl) release(a partAcc) (partResult, error) {
 		return partResult{F: mean, Mean: mean, Count: float64(a.Count), Lower: mean, Upper: mean}, nil
 	}
 	m := k.proto.Fresh()
-	if err := m.Merge(agg.MeanSummary{Count: a.Count, Units: a.Sum.big()}); err != nil {
+	if err := m.Merge(agg.MeanSummary{Count: a.Count, Units: a.Sum.Big()}); err != nil {
 		return partResult{}, err
 	}
 	if k.fn.Level > 0 {

@@ -172,8 +172,8 @@ func (fn *partitionFn) MergeAccumulators(a, b partAcc) partAcc {
 	a.Units += b.Units
 	a.Public = a.Public || b.Public
 	a.Count += b.Count
-	a.Sum = a.Sum.add(b.Sum)
-	a.Sq = a.Sq.add(b.Sq)
+	a.Sum = a.Sum.Add(b.Sum)
+	a.Sq = a.Sq.Add(b.Sq)
 	if len(b.Leaves) > 0 {
 		if a.Leaves == nil {
 			a.Leaves = make(map[int32]int64, len(b.Leaves))

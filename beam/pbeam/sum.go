@@ -125,7 +125,7 @@ type sumInt struct {
 
 func (k *sumInt) add(a *partAcc, c contribution) {
 	a.Count++
-	a.Sum = a.Sum.addInt64(k.proto.Encode(c.I))
+	a.Sum = a.Sum.AddInt64(k.proto.Encode(c.I))
 	if k.fn.TestMode.bounding() {
 		a.ExactI = saturatingAdd(a.ExactI, min(max(c.I, int64(k.fn.Lower)), int64(k.fn.Upper)))
 	} else {
@@ -138,7 +138,7 @@ func (k *sumInt) release(a partAcc) (partResult, error) {
 	lo, hi := v, v
 	if !k.fn.TestMode.enabled() {
 		s := k.proto.Fresh()
-		if err := s.Merge(agg.SumSummary{Count: a.Count, Units: a.Sum.big()}); err != nil {
+		if err := s.Merge(agg.SumSummary{Count: a.Count, Units: a.Sum.Big()}); err != nil {
 			return partResult{}, err
 		}
 		var err error
@@ -173,7 +173,7 @@ func (k *sumFloat) add(a *partAcc, c contribution) {
 		return
 	}
 	a.Count++
-	a.Sum = a.Sum.addInt64(u)
+	a.Sum = a.Sum.AddInt64(u)
 	if k.fn.TestMode.bounding() {
 		a.ExactF += min(max(c.F, k.fn.Lower), k.fn.Upper)
 	} else {
@@ -186,7 +186,7 @@ func (k *sumFloat) release(a partAcc) (partResult, error) {
 	lo, hi := v, v
 	if !k.fn.TestMode.enabled() {
 		s := k.proto.Fresh()
-		if err := s.Merge(agg.SumSummary{Count: a.Count, Units: a.Sum.big()}); err != nil {
+		if err := s.Merge(agg.SumSummary{Count: a.Count, Units: a.Sum.Big()}); err != nil {
 			return partResult{}, err
 		}
 		var err error

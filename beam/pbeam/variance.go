@@ -101,8 +101,8 @@ func (k *varianceImpl) add(a *partAcc, c contribution) {
 			continue
 		}
 		a.Count++
-		a.Sum = a.Sum.addInt64(u)
-		a.Sq = a.Sq.addInt64(u * u) // |u| <= 2^26
+		a.Sum = a.Sum.AddInt64(u)
+		a.Sq = a.Sq.AddInt64(u * u) // |u| <= 2^26
 		x := k.fn.exactValue(v)
 		a.ExactF += x
 		a.ExactF2 += x * x
@@ -122,7 +122,7 @@ func (k *varianceImpl) release(a partAcc) (partResult, error) {
 		return partResult{F: variance, Variance: variance, Mean: mean, Count: n}, nil
 	}
 	v := k.proto.Fresh()
-	if err := v.Merge(agg.VarianceSummary{Count: a.Count, Units: a.Sum.big(), SquareUnits: a.Sq.big()}); err != nil {
+	if err := v.Merge(agg.VarianceSummary{Count: a.Count, Units: a.Sum.Big(), SquareUnits: a.Sq.Big()}); err != nil {
 		return partResult{}, err
 	}
 	variance, mean, n, err := v.ResultWithCountAndMean()

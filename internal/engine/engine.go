@@ -38,6 +38,13 @@ type Options struct {
 	// engine serves an analyst, the data owner's statement_timeout (SET LIMITS, stored in the
 	// database) applies when it is stricter: this setting can tighten it, never loosen it.
 	StatementTimeout time.Duration
+	// Stager, when set, computes anonymized queries' stages instead of Backend (dpsql-beam:
+	// on Apache Beam, over the files of the private relations); Backend still analyzes,
+	// checks and post-processes (exec.Stager).
+	Stager exec.Stager
+	// Ledger, when set, is the budget ledger instead of the one in Backend's dpsql schema
+	// (dpsql-beam --ledger: a DuckDB file or PostgreSQL database shared with other runs).
+	Ledger *ledger.Ledger
 }
 
 // DefaultAnalystTimeout bounds each analyst statement when Options.StatementTimeout is 0. An
@@ -65,7 +72,10 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	if o.ConfidenceLevel != 0 && !(o.ConfidenceLevel > 0 && o.ConfidenceLevel < 1) {
 		return nil, fmt.Errorf("engine: the confidence level must be in (0, 1), got %g", o.ConfidenceLevel)
 	}
-	e := &Engine{o: o, b: o.Backend, ledger: ledger.New(store.NewLedgerStore(o.Backend))}
+	e := &Engine{o: o, b: o.Backend, ledger: o.Ledger}
+	if e.ledger == nil {
+		e.ledger = ledger.New(store.NewLedgerStore(o.Backend))
+	}
 	if o.Owner {
 		// Being the owner is a property of the database role (PostgreSQL), not of the flag.
 		if err := store.CheckOwner(ctx, o.Backend); err != nil {
@@ -325,6 +335,7 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 		return nil, sqlerr.New(q.Options.Pos, sqlerr.InvalidParameterValue, "these privacy parameters cannot be used: %v", err).
 			WithHint("epsilon=1e20 already gives noise-free results (for non-private test data); keep epsilon, bounds and kappa within the range a float64 noise grid can represent")
 	}
+	prep.Stager = e.o.Stager
 	// Types of keys and values, from a query that reads no rows: the SQL normalises keys by
 	// them, and a key that could not be post-processed is refused here, before any charge.
 	if err := prep.Bind(ctx, e.b); err != nil {

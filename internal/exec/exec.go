@@ -39,6 +39,24 @@ type Prepared struct {
 	probe *backend.Rows
 	// checked is set once Check passed.
 	checked bool
+	// Stager, when set, computes the stage and the bounds histograms instead of the backend
+	// (which still binds, probes and post-processes): dpsql-beam runs them on Apache Beam.
+	Stager Stager
+}
+
+// A Stager computes what a plan's stage query and implicit-bounds histogram queries compute,
+// somewhere other than the backend: beam/sqlbeam runs them as Beam pipelines over the files
+// of the private relation, each worker running sqlgen.ShardQuery with its own DuckDB and
+// internal/shard merging. Its results must be exactly the backend's rows for the same plan.
+type Stager interface {
+	// Check fails if the plan cannot be staged, reading no private row: the engine runs it
+	// before it charges the query (through Prepared.Check).
+	Check(ctx context.Context, p *plan.Plan) error
+	// Histogram returns the rows of sqlgen.BoundsStage(p, j, scaleExp, numBins).
+	Histogram(ctx context.Context, p *plan.Plan, j, scaleExp, numBins int) (*backend.Rows, error)
+	// Stage returns the rows of sqlgen.Stage(p); b is the backend, which may hold
+	// what the stage joins (public domains).
+	Stage(ctx context.Context, p *plan.Plan, b backend.Backend) (*backend.Rows, error)
 }
 
 // Prepare builds the mechanisms and the stage SQL of a plan, or, when bounds must be
@@ -81,7 +99,7 @@ func (pr *Prepared) finish() error {
 // estimateBounds runs the histogram queries and fixes the implicit bounds.
 func (pr *Prepared) estimateBounds(ctx context.Context, b backend.Backend) error {
 	k := 0
-	for _, a := range pr.Plan.Aggregates {
+	for j, a := range pr.Plan.Aggregates {
 		if !a.Implicit {
 			continue
 		}
@@ -89,7 +107,12 @@ func (pr *Prepared) estimateBounds(ctx context.Context, b backend.Backend) error
 		if err != nil {
 			return err
 		}
-		rows, err := b.Query(ctx, pr.BoundsSQL[k])
+		var rows *backend.Rows
+		if pr.Stager != nil {
+			rows, err = pr.Stager.Histogram(ctx, pr.Plan, j, h.ScaleExp, h.NumBins)
+		} else {
+			rows, err = b.Query(ctx, pr.BoundsSQL[k])
+		}
 		if err != nil {
 			return err
 		}
@@ -137,6 +160,11 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	}
 	if _, err := b.Query(ctx, noRows(first)); err != nil {
 		return err
+	}
+	if pr.Stager != nil {
+		if err := pr.Stager.Check(ctx, pr.Plan); err != nil {
+			return err
+		}
 	}
 	table := pr.releaseTable(pr.probe)
 	if post := pr.postProcessed(); post != nil {
@@ -264,7 +292,7 @@ func (pr *Prepared) boundsSQL() ([]string, error) {
 // the units; they decide only the speed (both forms keep the same groups for a given seed)
 // and are never shown, so they spend no budget. Timing is out of scope, as everywhere.
 func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error {
-	if !sqlgen.UsesPrefilter(pr.Plan, pr.dialect) {
+	if pr.Stager != nil || !sqlgen.UsesPrefilter(pr.Plan, pr.dialect) {
 		return nil
 	}
 	rows, err := b.Query(ctx, sqlgen.ShapeStats(pr.Plan, pr.dialect))
@@ -300,7 +328,13 @@ func (pr *Prepared) stage(ctx context.Context, b backend.Backend) (*StageRows, e
 			return nil, err
 		}
 	}
-	rows, err := b.Query(ctx, pr.StageSQL)
+	var rows *backend.Rows
+	var err error
+	if pr.Stager != nil {
+		rows, err = pr.Stager.Stage(ctx, pr.Plan, b)
+	} else {
+		rows, err = b.Query(ctx, pr.StageSQL)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,290 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/parser"
+	"github.com/dpsql/dpsql/internal/sqlgen"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// Source is where a distributed stage reads a query's private rows: the one private relation
+// the query reads, which must be a view whose rows come one by one from files (CREATE VIEW v
+// OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_parquet('data/v-*.parquet'))),
+// split into one shard per file. Each shard's database has the same views as the coordinator's,
+// except that the private view reads only the shard's file.
+type Source struct {
+	// Relation is the private relation's name.
+	Relation string
+	// Files are the files of the relation's view (its glob expanded), one shard each.
+	Files []string
+	// setup creates the other views, in the order the coordinator created them.
+	setup []string
+	// view is the private view's body; read is its file reader, whose path argument each
+	// shard replaces.
+	name string
+	view *ast.Query
+	read *ast.TableFunc
+}
+
+// RuleDistributed names the refusals of queries the distributed stage cannot run.
+const RuleDistributed = "distributed-stage"
+
+// fileReaders are DuckDB's table functions that read rows from files, one file after another.
+var fileReaders = map[string]bool{
+	"read_parquet": true, "parquet_scan": true, "read_csv": true, "read_csv_auto": true,
+	"read_json": true, "read_json_auto": true, "read_ndjson": true, "read_ndjson_auto": true,
+}
+
+// NewSource finds the private relation that q reads in cat and the views of the coordinator's
+// database coord, and expands the relation's files (globs) with DuckDB's glob(). It fails,
+// naming the construct, when q reads no or several private relations, or one that is not a
+// view over files.
+func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog, q *analyzer.Query) (*Source, error) {
+	pos := q.Options.Pos
+	if q.Node != nil {
+		pos = q.Node.Span().Start
+	}
+	rels := privateRelations(cat, q)
+	switch {
+	case len(rels) == 0:
+		return nil, sqlerr.Privacy(pos, RuleDistributed, "the query reads no private relation", "")
+	case len(rels) > 1:
+		return nil, sqlerr.Privacy(pos, RuleDistributed,
+			fmt.Sprintf("the query reads several private relations (%s): the distributed stage splits one private relation by file", strings.Join(rels, ", ")),
+			"read one private relation per query (join it with public relations only), or run the query with dpsql on a database that holds the data")
+	}
+	s := &Source{Relation: rels[0]}
+	views, err := coord.Query(ctx, "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND sql IS NOT NULL ORDER BY view_oid")
+	if err != nil {
+		return nil, fmt.Errorf("shard: list views: %w", err)
+	}
+	notView := sqlerr.Privacy(pos, RuleDistributed,
+		fmt.Sprintf("private relation %s is not a view over files: the distributed stage reads private rows from files", s.Relation),
+		fmt.Sprintf("declare it as CREATE VIEW %s OPTIONS(anonymization_userid_column='...') AS (SELECT * FROM read_parquet('data/%s-*.parquet')) (or read_csv, read_json)", s.Relation, s.Relation))
+	for _, row := range views.Values {
+		name, _ := row[0].(string)
+		text, _ := row[1].(string)
+		rel, ok := cat.Lookup(name)
+		switch {
+		case ok && strings.EqualFold(rel.Name, s.Relation):
+			if err := s.parseView(name, text); err != nil {
+				return nil, errors.Join(notView, err)
+			}
+		case ok && rel.Kind == catalog.Private:
+			// Another private view: the query does not read it, and its files must not be
+			// read whole by every worker.
+		default:
+			s.setup = append(s.setup, strings.TrimSuffix(strings.TrimSpace(text), ";"))
+		}
+	}
+	if s.view == nil {
+		return nil, notView
+	}
+	if err := s.expand(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// privateRelations are the private relations q reads, by the catalog's names, sorted.
+func privateRelations(cat *catalog.Catalog, q *analyzer.Query) []string {
+	var roots []ast.Node
+	for _, c := range q.With {
+		roots = append(roots, c)
+	}
+	for _, f := range q.From {
+		roots = append(roots, f)
+	}
+	if q.Where != nil {
+		roots = append(roots, q.Where)
+	}
+	ctes := map[string]bool{}
+	for _, r := range roots {
+		for _, c := range ast.Collect[*ast.CTE](r, nil) {
+			ctes[strings.ToLower(c.Name.Name)] = true
+		}
+	}
+	found := map[string]bool{}
+	for _, r := range roots {
+		for _, t := range ast.Collect[*ast.TableName](r, nil) {
+			if len(t.Name) == 1 && ctes[strings.ToLower(t.Name[0].Name)] {
+				continue
+			}
+			var parts []string
+			for _, id := range t.Name {
+				parts = append(parts, id.Name)
+			}
+			if rel, ok := cat.Lookup(strings.Join(parts, ".")); ok && rel.Kind == catalog.Private {
+				found[rel.Name] = true
+			}
+		}
+	}
+	var out []string
+	for n := range found {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// parseView reads the private view's SQL as DuckDB stores it and checks that its rows come one
+// by one from its files: one SELECT over one file reader, without aggregation, DISTINCT,
+// windows, subqueries, ORDER BY or LIMIT, so that the view over all files is the union of the
+// views over each file.
+func (s *Source) parseView(name, text string) error {
+	stmts, err := parser.Lenient(text)
+	if err != nil || len(stmts) != 1 {
+		return fmt.Errorf("its SQL cannot be read: %v", err)
+	}
+	cs, ok := stmts[0].(*ast.CreateStmt)
+	if !ok {
+		return fmt.Errorf("its SQL is not a CREATE VIEW")
+	}
+	body := strings.TrimSuffix(strings.TrimSpace(cs.Body), ";")
+	q, err := parser.ParseQuery(body)
+	if err != nil {
+		return fmt.Errorf("its body cannot be read: %v", err)
+	}
+	sel, ok := q.Body.(*ast.Select)
+	if !ok || len(q.With) > 0 || len(q.OrderBy) > 0 || q.Limit != nil || q.Offset != nil {
+		return fmt.Errorf("its body is not one SELECT without WITH, ORDER BY or LIMIT")
+	}
+	if sel.Distinct || sel.GroupBy != nil || sel.Having != nil || sel.Qualify != nil || len(sel.Windows) > 0 || len(sel.From) != 1 {
+		return fmt.Errorf("its body must select rows from one file reader, without DISTINCT, GROUP BY, HAVING, QUALIFY or windows")
+	}
+	switch f := sel.From[0].(type) {
+	case *ast.TableFunc:
+		if len(f.Name) != 1 || !fileReaders[strings.ToLower(f.Name[0].Name)] || len(f.Args) == 0 {
+			return fmt.Errorf("its rows come from %s, not from a file reader (read_parquet, read_csv, read_json)", ast.Format(f))
+		}
+		s.read = f
+	case *ast.TableName:
+		// FROM 'file.parquet' (stored as a quoted name): DuckDB's reader for the file's
+		// extension.
+		if len(f.Name) != 1 || !strings.ContainsAny(f.Name[0].Name, "./") {
+			return fmt.Errorf("its rows come from relation %s, not from files", ast.Format(f))
+		}
+		s.read = &ast.TableFunc{Name: []*ast.Ident{{Name: readerFor(f.Name[0].Name)}},
+			Args: []ast.Expr{&ast.Literal{Kind: ast.StringLit, Text: f.Name[0].Name}}, Alias: f.Alias}
+		sel.From[0] = s.read
+	default:
+		return fmt.Errorf("its rows do not come from a file reader")
+	}
+	bad := ""
+	ast.Inspect(sel, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Subquery, *ast.Exists, *ast.InSubquery, *ast.SubqueryTable:
+			bad = "a subquery"
+		case *ast.FuncCall:
+			if n.Over != nil {
+				bad = "a window function"
+			} else if len(n.Name) == 1 && aggregateNames[strings.ToLower(n.Name[0].Name)] {
+				bad = "an aggregate function"
+			}
+		}
+		return bad == ""
+	})
+	if bad != "" {
+		return fmt.Errorf("its body uses %s: its rows must come one by one from the files", bad)
+	}
+	s.name, s.view = name, q
+	return nil
+}
+
+// aggregateNames are aggregate functions a row-level view must not use (without GROUP BY they
+// would aggregate the whole file).
+var aggregateNames = map[string]bool{
+	"count": true, "sum": true, "avg": true, "min": true, "max": true, "list": true, "array_agg": true,
+	"string_agg": true, "group_concat": true, "first": true, "last": true, "any_value": true,
+	"arg_min": true, "arg_max": true, "median": true, "quantile": true, "quantile_cont": true,
+	"quantile_disc": true, "mode": true, "stddev": true, "stddev_pop": true, "stddev_samp": true,
+	"variance": true, "var_pop": true, "var_samp": true, "bool_and": true, "bool_or": true,
+	"bit_and": true, "bit_or": true, "bit_xor": true, "approx_count_distinct": true, "histogram": true,
+	"product": true, "fsum": true, "favg": true, "sumkahan": true, "kahan_sum": true, "entropy": true,
+	"kurtosis": true, "skewness": true, "corr": true, "covar_pop": true, "covar_samp": true,
+	"regr_slope": true, "regr_intercept": true, "min_by": true, "max_by": true, "arbitrary": true,
+}
+
+func readerFor(path string) string {
+	p := strings.ToLower(path)
+	switch {
+	case strings.Contains(p, ".csv"), strings.Contains(p, ".tsv"):
+		return "read_csv"
+	case strings.Contains(p, ".json"):
+		return "read_json"
+	}
+	return "read_parquet"
+}
+
+// expand lists the files of the view's path argument (a string, or a list of strings, each
+// possibly a glob), in sorted order, with DuckDB's glob() in a database of its own.
+func (s *Source) expand(ctx context.Context) error {
+	var patterns []string
+	switch a := s.read.Args[0].(type) {
+	case *ast.Literal:
+		if a.Kind == ast.StringLit {
+			patterns = []string{a.Text}
+		}
+	case *ast.FuncCall:
+		if len(a.Name) >= 1 && strings.EqualFold(a.Name[len(a.Name)-1].Name, "list_value") {
+			for _, x := range a.Args {
+				if l, ok := x.(*ast.Literal); ok && l.Kind == ast.StringLit {
+					patterns = append(patterns, l.Text)
+				} else {
+					patterns = nil
+					break
+				}
+			}
+		}
+	}
+	if len(patterns) == 0 {
+		return fmt.Errorf("dpsql-beam: the files of private relation %s must be given as a string or a list of strings, not %s", s.Relation, ast.Format(s.read.Args[0]))
+	}
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner, Threads: 1})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	seen := map[string]bool{}
+	for _, pat := range patterns {
+		rows, err := db.Query(ctx, "SELECT file FROM glob(?) ORDER BY file", pat)
+		if err != nil {
+			return fmt.Errorf("private relation %s: listing %q: %w", s.Relation, pat, err)
+		}
+		if len(rows.Values) == 0 {
+			return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedFile,
+				"private relation %s: no file matches %q", s.Relation, pat).
+				WithHint("check the path in the view's definition; relative paths are relative to the directory dpsql-beam runs in")
+		}
+		for _, r := range rows.Values {
+			f, _ := r[0].(string)
+			if !seen[f] {
+				seen[f] = true
+				s.Files = append(s.Files, f)
+			}
+		}
+	}
+	return nil
+}
+
+// ShardSetup returns the statements that build the database of the shard that reads file: the
+// coordinator's other views, then the private view over file alone.
+func (s *Source) ShardSetup(file string) []string {
+	saved := s.read.Args[0]
+	s.read.Args[0] = &ast.Literal{Kind: ast.StringLit, Text: file}
+	view := fmt.Sprintf("CREATE VIEW %s AS %s", quoteIdent(s.name), sqlgen.Print(backend.DuckDB, s.view))
+	s.read.Args[0] = saved
+	return append(append([]string(nil), s.setup...), view)
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

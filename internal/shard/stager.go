@@ -1,0 +1,328 @@
+package shard
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/internal/plan"
+	"github.com/dpsql/dpsql/internal/sqlgen"
+	"github.com/dpsql/dpsql/internal/store"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// Job is one distributed stage: the shard query, run by every shard over its own database
+// (built by its setup statements), and the Spec that merges the shards' rows.
+type Job struct {
+	Spec  *Spec
+	Query string
+	// Shards are the setup statements of each shard's database; File names the shard's file
+	// in errors.
+	Shards []Shard
+}
+
+// Shard is one shard of a Job: the file it reads and the statements that build its database.
+type Shard struct {
+	File  string
+	Setup []string
+}
+
+// A Runner runs Jobs: Local in this process, beam/sqlbeam on Apache Beam.
+type Runner interface {
+	// Groups merges the shards' rows of a stage Job and writes the group rows, as JSON lines
+	// (Spec.WriteGroup), to the file at path.
+	Groups(ctx context.Context, job *Job, path string) error
+	// Histogram merges the shards' rows of a histogram Job.
+	Histogram(ctx context.Context, job *Job) (Histogram, error)
+}
+
+// Stager is the exec.Stager of a distributed stage: it finds the query's Source on the
+// coordinator's database, prepares a Job, has Runner run it and reads the group rows back
+// through the coordinator (sqlgen.GroupsQuery), which must be allowed to read files in Dir.
+type Stager struct {
+	Coordinator backend.Backend
+	Runner      Runner
+	// Dir is a private directory for the group rows of each query; the coordinator's
+	// analyst mode must allow it (duckdb.Options.AllowedDirectories).
+	Dir string
+	// Threads is DuckDB's thread count in each shard's database (0: DuckDB's default).
+	Threads int
+
+	mu      sync.Mutex
+	sources map[*plan.Plan]*Source
+	seq     int
+}
+
+// source finds (once per plan) the Source of p.
+func (st *Stager) source(ctx context.Context, p *plan.Plan) (*Source, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if s, ok := st.sources[p]; ok {
+		return s, nil
+	}
+	cat, err := store.LoadCatalog(ctx, st.Coordinator)
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewSource(ctx, st.Coordinator, cat, p.Query)
+	if err != nil {
+		return nil, err
+	}
+	if st.sources == nil {
+		st.sources = map[*plan.Plan]*Source{}
+	}
+	st.sources[p] = s
+	return s, nil
+}
+
+func (st *Stager) job(ctx context.Context, p *plan.Plan, histogram, scaleExp, numBins int) (*Job, error) {
+	src, err := st.source(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := NewSpec(p, histogram, scaleExp, numBins)
+	if err != nil {
+		return nil, unsupported(p, err)
+	}
+	q, err := sqlgen.ShardQuery(p, histogram)
+	if err != nil {
+		return nil, unsupported(p, err)
+	}
+	job := &Job{Spec: spec, Query: q}
+	for _, f := range src.Files {
+		job.Shards = append(job.Shards, Shard{File: f, Setup: src.ShardSetup(f)})
+	}
+	return job, nil
+}
+
+func unsupported(p *plan.Plan, err error) error {
+	if p.MaxRows > 0 {
+		return sqlerr.Privacy(p.Query.Options.Pos, RuleDistributed,
+			"max_rows_contributed is not supported by the distributed stage yet",
+			"bound contributions with max_groups_contributed (kappa) instead, or run the query with dpsql")
+	}
+	return err
+}
+
+// Check finds the query's source and binds the shard query on the database of every shard
+// (reading the files' schemas, not their rows), so that a query the workers could not run
+// fails before it is charged, naming the file.
+func (st *Stager) Check(ctx context.Context, p *plan.Plan) error {
+	job, err := st.job(ctx, p, -1, 0, 0)
+	if err != nil {
+		return err
+	}
+	for _, sh := range job.Shards {
+		if err := bindShard(ctx, sh, job.Query); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindShard builds a shard's database and binds the query there with LIMIT 0.
+func bindShard(ctx context.Context, sh Shard, query string) error {
+	db, err := openShard(ctx, sh, 1)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Query(ctx, "SELECT 1 FROM (\n"+query+"\n) AS _dp_check LIMIT 0"); err != nil {
+		return shardError(sh, err)
+	}
+	return nil
+}
+
+// openShard builds the database of one shard: an in-memory DuckDB with the setup views,
+// then locked down as an analyst's (it may read only the files its views name).
+func openShard(ctx context.Context, sh Shard, threads int) (*duckdb.DB, error) {
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner, Threads: threads})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sh.Setup {
+		if err := db.Exec(ctx, s); err != nil {
+			db.Close()
+			return nil, shardError(sh, err)
+		}
+	}
+	if err := db.BecomeAnalyst(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func shardError(sh Shard, err error) error {
+	return sqlerr.New(sqlerr.Pos{}, sqlerr.FeatureNotSupported, "the shard that reads %s cannot run the query: %v", sh.File, err).
+		WithHint("each worker's database has only the views of the owner's setup, with the private view reading one of its files: every relation a query reads must be a view over files, and the files must share one schema")
+}
+
+// Scan runs a job's query on one shard and calls emit for every (unit, pair) row.
+func Scan(ctx context.Context, job *Job, sh Shard, threads int, emit func(unit string, p Pair) error) error {
+	db, err := openShard(ctx, sh, threads)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rows, err := db.Query(ctx, job.Query)
+	if err != nil {
+		return fmt.Errorf("shard %s: %w", sh.File, err)
+	}
+	for _, r := range rows.Values {
+		unit, pair, err := job.Spec.ParseRow(r)
+		if err != nil {
+			return err
+		}
+		if err := emit(unit, pair); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Histogram runs the histogram job of aggregate j and returns its rows as
+// sqlgen.BoundsStage's: (neg, bin, n).
+func (st *Stager) Histogram(ctx context.Context, p *plan.Plan, j, scaleExp, numBins int) (*backend.Rows, error) {
+	job, err := st.job(ctx, p, j, scaleExp, numBins)
+	if err != nil {
+		return nil, err
+	}
+	h, err := st.Runner.Histogram(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	rows := &backend.Rows{Columns: []string{"neg", "bin", "n"}, Types: []string{"BOOLEAN", "BIGINT", "BIGINT"}}
+	for i := range h.Positive {
+		if h.Positive[i] > 0 {
+			rows.Values = append(rows.Values, []any{false, int64(i), h.Positive[i]})
+		}
+		if h.Negative[i] > 0 {
+			rows.Values = append(rows.Values, []any{true, int64(i), h.Negative[i]})
+		}
+	}
+	return rows, nil
+}
+
+// Stage runs the stage job, then reads its group rows back through b (the coordinator) with
+// sqlgen.GroupsQuery, which also joins public domains. The rows file is removed after.
+func (st *Stager) Stage(ctx context.Context, p *plan.Plan, b backend.Backend) (*backend.Rows, error) {
+	job, err := st.job(ctx, p, -1, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	st.seq++
+	path := filepath.Join(st.Dir, fmt.Sprintf("groups-%d-%d.json", os.Getpid(), st.seq))
+	st.mu.Unlock()
+	defer os.Remove(path)
+	if err := st.Runner.Groups(ctx, job, path); err != nil {
+		return nil, err
+	}
+	return b.Query(ctx, sqlgen.GroupsQuery(p, path))
+}
+
+// WriteGroup writes group g's row as one JSON line.
+func (s *Spec) WriteGroup(w io.Writer, group string, g Group) error {
+	row, err := s.Row(group, g)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(row)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Local runs jobs in this process, one shard after another, merging in maps: the reference
+// that runners on Beam are tested against.
+type Local struct {
+	Threads int
+}
+
+func (l Local) units(ctx context.Context, job *Job) (map[string]*Unit, error) {
+	units := map[string]*Unit{}
+	for _, sh := range job.Shards {
+		err := Scan(ctx, job, sh, l.Threads, func(unit string, p Pair) error {
+			u := units[unit]
+			if u == nil {
+				u = &Unit{}
+				units[unit] = u
+			}
+			job.Spec.Add(u, p)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return units, nil
+}
+
+// Groups implements Runner.
+func (l Local) Groups(ctx context.Context, job *Job, path string) error {
+	units, err := l.units(ctx, job)
+	if err != nil {
+		return err
+	}
+	groups := map[string]*Group{}
+	for _, u := range units {
+		for _, p := range u.Pairs {
+			g := groups[p.Group]
+			if g == nil {
+				g = &Group{}
+				groups[p.Group] = g
+			}
+			MergeGroups(g, job.Spec.Contribution(p))
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := job.Spec.WriteGroup(w, k, *groups[k]); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Histogram implements Runner.
+func (l Local) Histogram(ctx context.Context, job *Job) (Histogram, error) {
+	units, err := l.units(ctx, job)
+	if err != nil {
+		return Histogram{}, err
+	}
+	var h Histogram
+	for _, u := range units {
+		for _, p := range u.Pairs {
+			MergeHistograms(&h, job.Spec.HistogramContribution(p))
+		}
+	}
+	if h.Positive == nil {
+		h = Histogram{Positive: make([]int64, job.Spec.NumBins), Negative: make([]int64, job.Spec.NumBins)}
+	}
+	return h, nil
+}

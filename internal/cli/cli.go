@@ -53,6 +53,16 @@ type Options struct {
 	Getenv func(key string) string
 	// Version is printed by --version. Empty: the module version from the build info.
 	Version string
+	// Name is the command's name in messages ("dpsql" when empty); Usage replaces dpsql's
+	// --help text when set (dpsql-beam).
+	Name, Usage string
+}
+
+func (o *Options) name() string {
+	if o.Name == "" {
+		return "dpsql"
+	}
+	return o.Name
 }
 
 // ErrFailed is returned (wrapped) when a statement or an input failed; the details have been
@@ -79,15 +89,19 @@ func Run(ctx context.Context, args []string, opts Options) (err error) {
 	}()
 	f, err := parseFlags(args)
 	if err != nil {
-		fmt.Fprintf(opts.Stderr, "dpsql: %v\nTry \"dpsql --help\" for more information.\n", err)
+		fmt.Fprintf(opts.Stderr, "%s: %v\nTry \"%s --help\" for more information.\n", opts.name(), err, opts.name())
 		return err
 	}
 	if f.help {
-		_, err := io.WriteString(opts.Stdout, usage)
+		text := usage
+		if opts.Usage != "" {
+			text = opts.Usage
+		}
+		_, err := io.WriteString(opts.Stdout, text)
 		return err
 	}
 	if f.version {
-		_, err := fmt.Fprintf(opts.Stdout, "dpsql %s\n", version(opts.Version))
+		_, err := fmt.Fprintf(opts.Stdout, "%s %s\n", opts.name(), version(opts.Version))
 		return err
 	}
 

@@ -1,104 +1,20 @@
 package conformance_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"math/big"
-	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/backend/postgres"
+	"github.com/dpsql/dpsql/internal/conformance"
 	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/internal/pgtest"
 	"github.com/dpsql/dpsql/internal/testmode"
 	"github.com/dpsql/dpsql/sqlerr"
 )
-
-type record struct {
-	kind   string // "statement", "query"
-	arg    string // "ok", "error <code>", "nosort"
-	sql    string
-	expect []string
-	// alts are other acceptable results, for queries whose result depends on the random
-	// choice of each unit's kappa groups: each "----" after the first starts one.
-	alts [][]string
-	line int
-}
-
-func parseFile(t *testing.T, path string) []record {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var recs []record
-	var cur *record
-	inResult := false
-	sc := bufio.NewScanner(f)
-	n := 0
-	flush := func() {
-		if cur != nil {
-			recs = append(recs, *cur)
-		}
-		cur, inResult = nil, false
-	}
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		switch {
-		case strings.TrimSpace(line) == "":
-			flush()
-		case cur == nil && strings.HasPrefix(line, "#"):
-		case cur == nil:
-			fields := strings.SplitN(line, " ", 2)
-			cur = &record{kind: fields[0], line: n}
-			if len(fields) > 1 {
-				cur.arg = fields[1]
-			}
-			if cur.kind != "statement" && cur.kind != "query" {
-				t.Fatalf("%s:%d: unknown record %q", path, n, line)
-			}
-		case line == "----":
-			if inResult {
-				cur.alts = append(cur.alts, cur.expect)
-				cur.expect = nil
-			}
-			inResult = true
-		case inResult:
-			cur.expect = append(cur.expect, line)
-		default:
-			cur.sql += line + "\n"
-		}
-	}
-	flush()
-	return recs
-}
-
-func format(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case float64:
-		return strconv.FormatFloat(x, 'g', 12, 64)
-	case *big.Int:
-		return x.String()
-	case time.Time:
-		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
-			return x.Format("2006-01-02")
-		}
-		return x.Format("2006-01-02 15:04:05")
-	}
-	return fmt.Sprint(v)
-}
 
 // backendFactory opens a fresh, empty database as its owner.
 type backendFactory func(t *testing.T) backend.Backend
@@ -110,22 +26,26 @@ func runFile(t *testing.T, path string, open backendFactory) {
 		t.Fatal(err)
 	}
 	defer e.Close()
+	recs, err := conformance.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	owner := true
-	for _, r := range parseFile(t, path) {
-		where := fmt.Sprintf("%s:%d", filepath.Base(path), r.line)
-		if r.kind == "query" && owner {
+	for _, r := range recs {
+		where := fmt.Sprintf("%s:%d", filepath.Base(path), r.Line)
+		if r.Kind == "query" && owner {
 			if err := e.BecomeAnalyst(ctx); err != nil {
 				t.Fatalf("%s: %v", where, err)
 			}
 			owner = false
 		}
-		if r.kind == "statement" && !owner {
+		if r.Kind == "statement" && !owner {
 			t.Fatalf("%s: statements must come before the first query", where)
 		}
-		res, err := e.Exec(ctx, r.sql)
-		if want, ok := strings.CutPrefix(r.arg, "error "); ok {
+		res, err := e.Exec(ctx, r.SQL)
+		if want, ok := r.WantError(); ok {
 			if err == nil {
-				t.Errorf("%s: succeeded, want error %s\n%s", where, want, r.sql)
+				t.Errorf("%s: succeeded, want error %s\n%s", where, want, r.SQL)
 				continue
 			}
 			se, isSQL := sqlerr.As(err)
@@ -135,36 +55,14 @@ func runFile(t *testing.T, path string, open backendFactory) {
 			continue
 		}
 		if err != nil {
-			t.Errorf("%s: %s", where, sqlerr.Render(err, r.sql))
+			t.Errorf("%s: %s", where, sqlerr.Render(err, r.SQL))
 			continue
 		}
-		if r.kind != "query" {
+		if r.Kind != "query" {
 			continue
 		}
-		last := res[len(res)-1]
-		var got []string
-		for _, row := range last.Rows {
-			var vals []string
-			for _, v := range row {
-				vals = append(vals, format(v))
-			}
-			got = append(got, strings.Join(vals, " | "))
-		}
-		if r.arg != "nosort" {
-			sort.Strings(got)
-		}
-		var wants []string
-		matched := false
-		for _, alt := range append(r.alts, r.expect) {
-			want := append([]string(nil), alt...)
-			if r.arg != "nosort" {
-				sort.Strings(want)
-			}
-			wants = append(wants, strings.Join(want, "\n"))
-			matched = matched || strings.Join(got, "\n") == wants[len(wants)-1]
-		}
-		if !matched {
-			t.Errorf("%s: result differs\nquery:\n%s\ngot:\n%s\nwant:\n%s", where, r.sql, strings.Join(got, "\n"), strings.Join(wants, "\n----\n"))
+		if ok, got, want := r.Match(res[len(res)-1].Rows); !ok {
+			t.Errorf("%s: result differs\nquery:\n%s\ngot:\n%s\nwant:\n%s", where, r.SQL, got, want)
 		}
 	}
 }

@@ -371,16 +371,24 @@ func (s *Spec) Row(group string, g Group) (map[string]any, error) {
 		if j < len(g.Aggs) {
 			ga = g.Aggs[j]
 		}
+		// SQL's SUM over no value is NULL: over no unit for counts, over no unit with a
+		// value for the encoded sums.
+		sum := func(x int128.Int, n int64) any {
+			if n == 0 {
+				return nil
+			}
+			return x.Big().String()
+		}
 		switch a.Func {
 		case analyzer.CountRows, analyzer.CountValues:
-			row[sqlgen.SumColumn(j)] = big.NewInt(int64(math.Round(ga.CountSum))).String()
+			row[sqlgen.SumColumn(j)] = sum(int128.Int{}.AddInt64(int64(math.Round(ga.CountSum))), g.N)
 		case analyzer.Sum, analyzer.Avg:
 			row[sqlgen.CountColumn(j)] = ga.C
-			row[sqlgen.SumColumn(j)] = ga.S.Big().String()
+			row[sqlgen.SumColumn(j)] = sum(ga.S, ga.C)
 		case analyzer.VarPop, analyzer.StddevPop:
 			row[sqlgen.CountColumn(j)] = ga.C
-			row[sqlgen.SumColumn(j)] = ga.S.Big().String()
-			row[sqlgen.SquareColumn(j)] = ga.Q.Big().String()
+			row[sqlgen.SumColumn(j)] = sum(ga.S, ga.C)
+			row[sqlgen.SquareColumn(j)] = sum(ga.Q, ga.C)
 		case analyzer.Percentile, analyzer.Quantiles:
 			if len(ga.Leaves) == 0 {
 				row[sqlgen.LeavesColumn(j)], row[sqlgen.LeafCountsColumn(j)] = nil, nil

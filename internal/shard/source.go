@@ -63,6 +63,9 @@ func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog,
 			fmt.Sprintf("the query reads several private relations (%s): the distributed stage splits one private relation by file", strings.Join(rels, ", ")),
 			"read one private relation per query (join it with public relations only), or run the query with dpsql on a database that holds the data")
 	}
+	if err := rowLevel(cat, q, pos); err != nil {
+		return nil, err
+	}
 	s := &Source{Relation: rels[0]}
 	views, err := coord.Query(ctx, "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND sql IS NOT NULL ORDER BY view_oid")
 	if err != nil {
@@ -135,6 +138,110 @@ func privateRelations(cat *catalog.Catalog, q *analyzer.Query) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// rowLevel refuses queries whose rows before the anonymized aggregation are not computed row
+// by row from the private relation: a subquery or CTE that aggregates, deduplicates, ranks,
+// limits or intersects rows read from private data would compute it per file, not over all
+// files (a unit's rows are spread over files). Subqueries over public relations only are
+// fine: every shard reads them whole.
+func rowLevel(cat *catalog.Catalog, q *analyzer.Query, pos sqlerr.Pos) error {
+	ctes := map[string]bool{}
+	var roots []ast.Node
+	for _, c := range q.With {
+		roots = append(roots, c)
+	}
+	for _, f := range q.From {
+		roots = append(roots, f)
+	}
+	if q.Where != nil {
+		roots = append(roots, q.Where)
+	}
+	for _, r := range roots {
+		for _, c := range ast.Collect[*ast.CTE](r, nil) {
+			ctes[strings.ToLower(c.Name.Name)] = true
+		}
+	}
+	// readsPrivate: the subtree names the private relation or a CTE (which may hold
+	// private rows).
+	readsPrivate := func(n ast.Node) bool {
+		for _, t := range ast.Collect[*ast.TableName](n, nil) {
+			if len(t.Name) == 1 && ctes[strings.ToLower(t.Name[0].Name)] {
+				return true
+			}
+			var parts []string
+			for _, id := range t.Name {
+				parts = append(parts, id.Name)
+			}
+			if rel, ok := cat.Lookup(strings.Join(parts, ".")); ok && rel.Kind == catalog.Private {
+				return true
+			}
+		}
+		return false
+	}
+	var found string
+	var at ast.Node
+	for _, r := range roots {
+		ast.Inspect(r, func(n ast.Node) bool {
+			if found != "" {
+				return false
+			}
+			what := ""
+			switch n := n.(type) {
+			case *ast.Select:
+				switch {
+				case n.GroupBy != nil:
+					what = "GROUP BY"
+				case n.Distinct:
+					what = "SELECT DISTINCT"
+				case n.Having != nil:
+					what = "HAVING"
+				case n.Qualify != nil:
+					what = "QUALIFY"
+				case len(n.Windows) > 0:
+					what = "WINDOW"
+				default:
+					for _, it := range n.Items {
+						ast.Inspect(it, func(m ast.Node) bool {
+							if f, ok := m.(*ast.FuncCall); ok && what == "" {
+								if f.Over != nil {
+									what = "a window function"
+								} else if len(f.Name) == 1 && (analyzer.IsAggregate(f.Name[0].Name) || aggregateNames[strings.ToLower(f.Name[0].Name)]) {
+									what = "aggregate " + strings.ToUpper(f.Name[0].Name)
+								}
+							}
+							return what == ""
+						})
+					}
+				}
+			case *ast.Query:
+				if n.Limit != nil || n.Offset != nil {
+					what = "LIMIT"
+				}
+			case *ast.SetOp:
+				if !(n.Op == "UNION" && n.All) {
+					what = n.Op
+					if !n.All {
+						what += " (without ALL)"
+					}
+				}
+			}
+			if what != "" && readsPrivate(n) {
+				found, at = what, n
+			}
+			return found == ""
+		})
+	}
+	if found == "" {
+		return nil
+	}
+	p := pos
+	if at.Span().Start.IsValid() {
+		p = at.Span().Start
+	}
+	return sqlerr.Privacy(p, RuleDistributed,
+		fmt.Sprintf("%s over private rows before the anonymized aggregation is not supported by the distributed stage: it splits the private relation by file, and a unit's rows may be in several files", found),
+		"aggregate per unit with the anonymized aggregate itself (ANON_SUM of a per-row value), or run the query with dpsql on a database that holds the data")
 }
 
 // parseView reads the private view's SQL as DuckDB stores it and checks that its rows come one

@@ -227,7 +227,32 @@ func (st *Stager) Stage(ctx context.Context, p *plan.Plan, b backend.Backend) (*
 	if err := st.Runner.Groups(ctx, job, path); err != nil {
 		return nil, err
 	}
+	if job.Spec.Keys == 0 {
+		// Without GROUP BY the stage's SQL returns its one row even when no unit is left:
+		// so does the distributed stage.
+		if err := appendEmptyGroup(job.Spec, path); err != nil {
+			return nil, err
+		}
+	}
 	return b.Query(ctx, sqlgen.GroupsQuery(p, path))
+}
+
+// appendEmptyGroup adds the row of the empty group to the rows file of a stage without keys
+// when it has no row.
+func appendEmptyGroup(s *Spec, path string) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() > 0 {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := s.WriteGroup(f, EncodeKeys(nil), Group{Aggs: make([]GroupAgg, len(s.Aggs))}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // WriteGroup writes group g's row as one JSON line.

@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -71,9 +70,11 @@ func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog,
 	if err != nil {
 		return nil, fmt.Errorf("shard: list views: %w", err)
 	}
-	notView := sqlerr.Privacy(pos, RuleDistributed,
-		fmt.Sprintf("private relation %s is not a view over files: the distributed stage reads private rows from files", s.Relation),
-		fmt.Sprintf("declare it as CREATE VIEW %s OPTIONS(anonymization_userid_column='...') AS (SELECT * FROM read_parquet('data/%s-*.parquet')) (or read_csv, read_json)", s.Relation, s.Relation))
+	notView := func(why string) error {
+		return sqlerr.Privacy(pos, RuleDistributed,
+			fmt.Sprintf("private relation %s is not a view over files (%s): the distributed stage reads private rows from files, split by file", s.Relation, why),
+			fmt.Sprintf("declare it as CREATE VIEW %s OPTIONS(anonymization_userid_column='...') AS (SELECT * FROM read_parquet('data/%s-*.parquet')) (or read_csv, read_json), with row-by-row filters and expressions only", s.Relation, s.Relation))
+	}
 	for _, row := range views.Values {
 		name, _ := row[0].(string)
 		text, _ := row[1].(string)
@@ -81,7 +82,7 @@ func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog,
 		switch {
 		case ok && strings.EqualFold(rel.Name, s.Relation):
 			if err := s.parseView(name, text); err != nil {
-				return nil, errors.Join(notView, err)
+				return nil, notView(err.Error())
 			}
 		case ok && rel.Kind == catalog.Private:
 			// Another private view: the query does not read it, and its files must not be
@@ -91,7 +92,7 @@ func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog,
 		}
 	}
 	if s.view == nil {
-		return nil, notView
+		return nil, notView("it is a table of the owner's setup, which the workers do not have")
 	}
 	if err := s.expand(ctx); err != nil {
 		return nil, err

@@ -15,11 +15,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs" // --temp_location gs://... on Dataflow
 	blog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
@@ -44,28 +46,37 @@ import (
 
 func main() {
 	*runners.Runner = "prism"
-	cliArgs, beamArgs, ledgerURL, err := splitArgs(os.Args[1:])
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, execute))
+}
+
+// run is the command with its arguments, streams and pipeline executor; it returns the exit
+// status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, exec func(context.Context, *beam.Pipeline) error) int {
+	cliArgs, beamArgs, ledgerURL, err := splitArgs(args)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "dpsql-beam: %v\nTry \"dpsql-beam --help\" for more information.\n", err)
-		os.Exit(2)
+		fmt.Fprintf(stderr, "dpsql-beam: %v\nTry \"dpsql-beam --help\" for more information.\n", err)
+		return 2
 	}
 	if err := flag.CommandLine.Parse(beamArgs); err != nil {
-		os.Exit(2)
+		return 2
 	}
 	if !*beamInfo {
 		// Beam logs every pipeline's plan and stages at Info.
 		blog.LogLevel = "warn"
 		blog.SetLogger(&blog.Standard{Level: blog.SevWarn})
 	}
-	beam.Init()
+	if !beam.Initialized() {
+		beam.Init()
+	}
+	terminal := func(x any) bool { f, ok := x.(*os.File); return ok && cli.IsTerminal(f) }
 	err = cli.Run(context.Background(), cliArgs, cli.Options{
-		Stdin:            os.Stdin,
-		Stdout:           os.Stdout,
-		Stderr:           os.Stderr,
-		StdinIsTerminal:  cli.IsTerminal(os.Stdin),
-		StdoutIsTerminal: cli.IsTerminal(os.Stdout),
+		Stdin:            stdin,
+		Stdout:           stdout,
+		Stderr:           stderr,
+		StdinIsTerminal:  terminal(stdin),
+		StdoutIsTerminal: terminal(stdout),
 		Open: func(ctx context.Context, cfg dpsql.Config) (cli.Engine, error) {
-			return open(ctx, cfg, ledgerURL, execute)
+			return open(ctx, cfg, ledgerURL, exec)
 		},
 		Complete: dpsql.Complete,
 		Notify: func(c chan<- os.Signal) func() {
@@ -76,7 +87,7 @@ func main() {
 		Name:   "dpsql-beam",
 		Usage:  usage,
 	})
-	os.Exit(cli.ExitCode(err))
+	return cli.ExitCode(err)
 }
 
 var beamInfo = flag.Bool("beam_info", false, "keep Beam's info logging (pipeline plans, runner stages)")

@@ -6,6 +6,7 @@ package shardtest
 
 import (
 	"context"
+	"os"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -43,6 +44,7 @@ func (c *Checking) Check(ctx context.Context, p *plan.Plan) error { return c.Inn
 func (c *Checking) Histogram(ctx context.Context, p *plan.Plan, j, scaleExp, numBins int) (*backend.Rows, error) {
 	got, err := c.Inner.Histogram(ctx, p, j, scaleExp, numBins)
 	if err != nil {
+		c.T.Logf("distributed histogram: %v", err) // the engine withholds it from analysts
 		return nil, err
 	}
 	sql, err := sqlgen.BoundsStage(p, backend.DuckDB, j, scaleExp, numBins)
@@ -61,6 +63,7 @@ func (c *Checking) Histogram(ctx context.Context, p *plan.Plan, j, scaleExp, num
 func (c *Checking) Stage(ctx context.Context, p *plan.Plan, b backend.Backend) (*backend.Rows, error) {
 	got, err := c.Inner.Stage(ctx, p, b)
 	if err != nil {
+		c.T.Logf("distributed stage: %v", err) // the engine withholds it from analysts
 		return nil, err
 	}
 	sql, err := sqlgen.Stage(p, backend.DuckDB)
@@ -221,7 +224,8 @@ var Queries = func() []string {
 // distributed stage: its owner statements run on a scratch database, every private and
 // public relation is written to Parquet (private ones split over three files) and declared as
 // a view over its files on a coordinator whose stages run on runner, then each query runs as
-// an analyst and must give the file's result. Queries the distributed stage refuses by design
+// an analyst and must give the file's result (with DPSQL_SHARDTEST_OWNER=1, as the owner, who
+// sees the cause of a failure after the data were read). Queries the distributed stage refuses by design
 // (shard.RuleDistributed) are skipped and counted.
 func Conformance(t *testing.T, path string, runner shard.Runner) (ran, skipped int) {
 	t.Helper()
@@ -287,8 +291,10 @@ func Conformance(t *testing.T, path string, runner shard.Runner) (ran, skipped i
 			t.Fatalf("%s: %s: %v", filepath.Base(path), s, err)
 		}
 	}
-	if err := e.BecomeAnalyst(ctx); err != nil {
-		t.Fatal(err)
+	if os.Getenv("DPSQL_SHARDTEST_OWNER") == "" {
+		if err := e.BecomeAnalyst(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, r := range recs {
 		if r.Kind != "query" {

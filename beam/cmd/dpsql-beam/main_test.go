@@ -49,7 +49,7 @@ func dpsqlRun(t *testing.T, args ...string) (int, string, string) {
 	t.Chdir(rootDir)
 	var out, errb bytes.Buffer
 	err := cli.Run(context.Background(), args, cli.Options{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
-		Open: func(ctx context.Context, cfg dpsql.Config) (cli.Engine, error) { return dpsql.Open(ctx, cfg) },
+		Open:     func(ctx context.Context, cfg dpsql.Config) (cli.Engine, error) { return dpsql.Open(ctx, cfg) },
 		Complete: dpsql.Complete})
 	return cli.ExitCode(err), out.String(), errb.String()
 }
@@ -129,8 +129,12 @@ func TestSameDistribution(t *testing.T) {
 		}
 		return out
 	}
-	b := errorsOf(func() (int, string, string) { return beamRun(t, "--init", beamSetup, "--format", "json", "-q", "-c", q) })
-	d := errorsOf(func() (int, string, string) { return dpsqlRun(t, "--init", dpsqlSetup, "--format", "json", "-q", "-c", q) })
+	b := errorsOf(func() (int, string, string) {
+		return beamRun(t, "--init", beamSetup, "--format", "json", "-q", "-c", q)
+	})
+	d := errorsOf(func() (int, string, string) {
+		return dpsqlRun(t, "--init", dpsqlSetup, "--format", "json", "-q", "-c", q)
+	})
 	if len(b) < runs*9 || len(d) < runs*9 {
 		t.Fatalf("%d and %d released counts", len(b), len(d))
 	}

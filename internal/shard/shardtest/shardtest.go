@@ -6,8 +6,8 @@ package shardtest
 
 import (
 	"context"
-	"os"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sort"

@@ -8,12 +8,20 @@
 //	Create(shards) → Reshuffle
 //	  → scanFn: per file, the shard query in an in-memory DuckDB (row-level filters and
 //	    expressions, per-(unit, group) partial aggregation, at most kappa groups per unit in the
-//	    file), one (unit, pair) per row
-//	  → CombinePerKey(unit): the unit's kappa pairs of smallest priority over all files, each
-//	    merged over files (shard.Spec.Add: a unit spread over many files is one unit)
-//	  → contributionsFn: each kept pair's clamped, fixed-point encoded values
+//	    file); its (unit, pair) rows go into B buckets by a hash of the unit, one element per
+//	    non-empty bucket
+//	  → CombinePerKey(bucket): per unit of the bucket, its kappa pairs of smallest priority
+//	    over all files, each merged over files (shard.Spec.Add: a unit spread over many files is
+//	    one unit)
+//	  → contributionsFn: each kept pair's clamped, fixed-point encoded values, summed per group
+//	    within the bucket
 //	  → CombinePerKey(group): exact per-group sums (shard.MergeGroups)
 //	  → rowFn: one JSON line per group → textio.Write
+//
+// Shuffling buckets rather than units keeps the number of shuffled elements at most files × B
+// plus buckets × groups, whatever the number of rows and units: a runner's cost per element
+// (about 1.6 KB of memory each on Prism) does not grow with the data. B bounds the parallelism
+// of the merge; Runner.Buckets sets it.
 //
 // The launcher (dpsql-beam) reads the lines back into the coordinator's DuckDB, where the
 // engine selects groups and adds noise with dp/ exactly as dpsql does, then post-processes.
@@ -23,6 +31,7 @@ package sqlbeam
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,18 +50,18 @@ import (
 )
 
 func init() {
-	register.DoFn3x1[context.Context, int, func(string, []byte), error](&scanFn{})
-	register.Emitter2[string, []byte]()
-	register.Combiner3[unitAcc, []byte, unitAcc](&unitFn{})
-	register.DoFn3x1[string, unitAcc, func(string, groupAcc), error](&contributionsFn{})
+	register.DoFn3x1[context.Context, int, func(int, []byte), error](&scanFn{})
+	register.Emitter2[int, []byte]()
+	register.Combiner3[bucketAcc, []byte, bucketAcc](&bucketFn{})
+	register.DoFn3x1[int, bucketAcc, func(string, groupAcc), error](&contributionsFn{})
 	register.Emitter2[string, groupAcc]()
 	register.Combiner1[groupAcc](&groupFn{})
 	register.DoFn2x2[string, groupAcc, string, error](&rowFn{})
-	register.DoFn3x1[string, unitAcc, func(groupAcc), error](&histogramContributionsFn{})
+	register.DoFn3x1[int, bucketAcc, func(groupAcc), error](&histogramContributionsFn{})
 	register.Emitter1[groupAcc]()
 	register.Combiner1[groupAcc](&histogramFn{})
 	register.DoFn1x2[groupAcc, string, error](&histogramLineFn{})
-	beam.RegisterCoder(reflect.TypeOf(unitAcc{}), encodeUnitAcc, decodeUnitAcc)
+	beam.RegisterCoder(reflect.TypeOf(bucketAcc{}), encodeBucketAcc, decodeBucketAcc)
 	beam.RegisterCoder(reflect.TypeOf(groupAcc{}), encodeGroupAcc, decodeGroupAcc)
 }
 
@@ -69,7 +78,13 @@ type Runner struct {
 	// Threads is DuckDB's thread count in each shard's database (0: DuckDB's default, the
 	// worker's cores).
 	Threads int
+	// Buckets is the number of buckets units are shuffled in (0: DefaultBuckets): the
+	// parallelism of the merge across files.
+	Buckets int
 }
+
+// DefaultBuckets is Runner.Buckets when it is 0.
+const DefaultBuckets = 64
 
 // job is the part of a shard.Job a worker needs, as a DoFn field (JSON).
 type job struct {
@@ -78,22 +93,26 @@ type job struct {
 	Shards []shard.Shard
 }
 
-// units builds the pipeline up to each unit's merged state.
-func (r *Runner) units(s beam.Scope, j *shard.Job) beam.PCollection {
+// buckets builds the pipeline up to each bucket's merged units.
+func (r *Runner) buckets(s beam.Scope, j *shard.Job) beam.PCollection {
 	idx := make([]int, len(j.Shards))
 	for i := range idx {
 		idx[i] = i
 	}
+	b := r.Buckets
+	if b <= 0 {
+		b = DefaultBuckets
+	}
 	shards := beam.Reshuffle(s, beam.CreateList(s, idx))
-	pairs := beam.ParDo(s, &scanFn{Job: job{Spec: j.Spec, Query: j.Query, Shards: j.Shards}, Threads: r.Threads}, shards)
-	return beam.CombinePerKey(s, &unitFn{Spec: j.Spec}, pairs)
+	batches := beam.ParDo(s, &scanFn{Job: job{Spec: j.Spec, Query: j.Query, Shards: j.Shards}, Threads: r.Threads, Buckets: b}, shards)
+	return beam.CombinePerKey(s, &bucketFn{Spec: j.Spec}, batches)
 }
 
 // Groups implements shard.Runner.
 func (r *Runner) Groups(ctx context.Context, j *shard.Job, path string) error {
 	p, s := beam.NewPipelineWithRoot()
-	units := r.units(s, j)
-	contribs := beam.ParDo(s, &contributionsFn{Spec: j.Spec}, units)
+	buckets := r.buckets(s, j)
+	contribs := beam.ParDo(s, &contributionsFn{Spec: j.Spec}, buckets)
 	groups := beam.CombinePerKey(s, &groupFn{}, contribs)
 	lines := beam.ParDo(s, &rowFn{Spec: j.Spec}, groups)
 	return r.run(ctx, p, s, lines, path)
@@ -102,8 +121,8 @@ func (r *Runner) Groups(ctx context.Context, j *shard.Job, path string) error {
 // Histogram implements shard.Runner.
 func (r *Runner) Histogram(ctx context.Context, j *shard.Job) (shard.Histogram, error) {
 	p, s := beam.NewPipelineWithRoot()
-	units := r.units(s, j)
-	contribs := beam.ParDo(s, &histogramContributionsFn{Spec: j.Spec}, units)
+	buckets := r.buckets(s, j)
+	contribs := beam.ParDo(s, &histogramContributionsFn{Spec: j.Spec}, buckets)
 	total := beam.Combine(s, &histogramFn{}, contribs)
 	line := beam.ParDo(s, &histogramLineFn{}, total)
 	dir, err := os.MkdirTemp("", "dpsql-beam-histogram-")
@@ -180,66 +199,113 @@ func copyOut(ctx context.Context, from, to string) error {
 	return err
 }
 
-// scanFn runs the shard query over one file.
+// maxBatch is the size at which scanFn emits a bucket's batch before the end of its file.
+const maxBatch = 4 << 20
+
+// scanFn runs the shard query over one file and emits its (unit, pair) rows in batches, one
+// per bucket of units.
 type scanFn struct {
 	Job     job
 	Threads int
+	Buckets int
 }
 
-func (fn *scanFn) ProcessElement(ctx context.Context, i int, emit func(string, []byte)) error {
+func (fn *scanFn) ProcessElement(ctx context.Context, i int, emit func(int, []byte)) error {
 	if i < 0 || i >= len(fn.Job.Shards) {
 		return fmt.Errorf("sqlbeam: shard %d of %d", i, len(fn.Job.Shards))
 	}
 	j := &shard.Job{Spec: fn.Job.Spec, Query: fn.Job.Query, Shards: fn.Job.Shards}
-	return shard.Scan(ctx, j, fn.Job.Shards[i], fn.Threads, func(unit string, p shard.Pair) error {
-		emit(unit, shard.EncodePair(p))
+	batches := make([][]byte, fn.Buckets)
+	err := shard.Scan(ctx, j, fn.Job.Shards[i], fn.Threads, func(unit string, p shard.Pair) error {
+		b := bucket(unit, fn.Buckets)
+		batches[b] = shard.AppendRecord(batches[b], unit, p)
+		if len(batches[b]) >= maxBatch {
+			emit(b, batches[b])
+			batches[b] = nil
+		}
 		return nil
 	})
-}
-
-// unitAcc is a unit's merged state (shard.Unit), shuffled with the compact encoding.
-type unitAcc struct{ U *shard.Unit }
-
-func encodeUnitAcc(a unitAcc) []byte {
-	if a.U == nil {
-		return shard.EncodeUnit(&shard.Unit{})
-	}
-	return shard.EncodeUnit(a.U)
-}
-
-func decodeUnitAcc(b []byte) (unitAcc, error) {
-	u, err := shard.DecodeUnit(b)
-	return unitAcc{U: u}, err
-}
-
-// unitFn merges a unit's pairs from every file, keeping its kappa pairs of smallest priority.
-type unitFn struct{ Spec *shard.Spec }
-
-func (fn *unitFn) CreateAccumulator() unitAcc { return unitAcc{U: &shard.Unit{}} }
-
-func (fn *unitFn) AddInput(a unitAcc, in []byte) (unitAcc, error) {
-	p, err := shard.DecodePair(in)
 	if err != nil {
-		return a, err
+		return err
 	}
-	if a.U == nil {
-		a.U = &shard.Unit{}
+	for b, batch := range batches {
+		if len(batch) > 0 {
+			emit(b, batch)
+		}
 	}
-	fn.Spec.Add(a.U, p)
-	return a, nil
+	return nil
 }
 
-func (fn *unitFn) MergeAccumulators(a, b unitAcc) unitAcc {
-	if a.U == nil {
-		return b
+// bucket is unit's bucket: FNV-1a of its text.
+func bucket(unit string, n int) int {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(unit); i++ {
+		h ^= uint64(unit[i])
+		h *= 1099511628211
 	}
-	if b.U != nil {
-		fn.Spec.Merge(a.U, b.U)
+	return int(h % uint64(n))
+}
+
+// bucketAcc holds the merged state of every unit of a bucket.
+type bucketAcc struct{ Units map[string]*shard.Unit }
+
+func encodeBucketAcc(a bucketAcc) []byte {
+	var out []byte
+	for unit, u := range a.Units {
+		out = shard.AppendUnitRecord(out, unit, u)
+	}
+	return out
+}
+
+func decodeBucketAcc(b []byte) (bucketAcc, error) {
+	a := bucketAcc{Units: map[string]*shard.Unit{}}
+	err := shard.ReadUnitRecords(b, func(unit string, u *shard.Unit) error {
+		a.Units[unit] = u
+		return nil
+	})
+	return a, err
+}
+
+// bucketFn merges the (unit, pair) rows of a bucket from every file: per unit, its kappa
+// pairs of smallest priority, each merged over files.
+type bucketFn struct{ Spec *shard.Spec }
+
+func (fn *bucketFn) CreateAccumulator() bucketAcc { return bucketAcc{Units: map[string]*shard.Unit{}} }
+
+func (fn *bucketFn) AddInput(a bucketAcc, batch []byte) (bucketAcc, error) {
+	if a.Units == nil {
+		a.Units = map[string]*shard.Unit{}
+	}
+	err := shard.ReadRecords(batch, func(unit string, p shard.Pair) error {
+		u := a.Units[unit]
+		if u == nil {
+			u = &shard.Unit{}
+			a.Units[unit] = u
+		}
+		fn.Spec.Add(u, p)
+		return nil
+	})
+	return a, err
+}
+
+func (fn *bucketFn) MergeAccumulators(a, b bucketAcc) bucketAcc {
+	if len(a.Units) < len(b.Units) {
+		a, b = b, a
+	}
+	if a.Units == nil {
+		a.Units = map[string]*shard.Unit{}
+	}
+	for unit, u := range b.Units {
+		if mine := a.Units[unit]; mine != nil {
+			fn.Spec.Merge(mine, u)
+		} else {
+			a.Units[unit] = u
+		}
 	}
 	return a
 }
 
-func (fn *unitFn) ExtractOutput(a unitAcc) unitAcc { return a }
+func (fn *bucketFn) ExtractOutput(a bucketAcc) bucketAcc { return a }
 
 // groupAcc is a group's exact sums (shard.Group), or a histogram (shard.Histogram).
 type groupAcc struct {
@@ -249,38 +315,41 @@ type groupAcc struct {
 
 func encodeGroupAcc(a groupAcc) []byte {
 	g := shard.EncodeGroup(a.G)
-	h := shard.EncodeHistogram(a.H)
-	out := make([]byte, 0, 10+len(g)+len(h))
-	out = fmt.Appendf(out, "%d:", len(g))
-	return append(append(out, g...), h...)
+	out := binary.AppendUvarint(nil, uint64(len(g)))
+	out = append(out, g...)
+	return append(out, shard.EncodeHistogram(a.H)...)
 }
 
 func decodeGroupAcc(b []byte) (groupAcc, error) {
-	var n int
-	i := strings.IndexByte(string(b[:min(len(b), 12)]), ':')
-	if i < 0 {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
 		return groupAcc{}, fmt.Errorf("sqlbeam: malformed group")
 	}
-	if _, err := fmt.Sscanf(string(b[:i]), "%d", &n); err != nil || n < 0 || n > len(b)-i-1 {
-		return groupAcc{}, fmt.Errorf("sqlbeam: malformed group")
-	}
-	g, err := shard.DecodeGroup(b[i+1 : i+1+n])
+	g, err := shard.DecodeGroup(b[k : k+int(n)])
 	if err != nil {
 		return groupAcc{}, err
 	}
-	h, err := shard.DecodeHistogram(b[i+1+n:])
+	h, err := shard.DecodeHistogram(b[k+int(n):])
 	return groupAcc{G: g, H: h}, err
 }
 
-// contributionsFn turns each kept (unit, group) into what it adds to its group.
+// contributionsFn sums, per group, what the bucket's kept (unit, group) pairs add to it.
 type contributionsFn struct{ Spec *shard.Spec }
 
-func (fn *contributionsFn) ProcessElement(_ string, a unitAcc, emit func(string, groupAcc)) error {
-	if a.U == nil {
-		return nil
+func (fn *contributionsFn) ProcessElement(_ int, a bucketAcc, emit func(string, groupAcc)) error {
+	groups := map[string]*shard.Group{}
+	for _, u := range a.Units {
+		for _, p := range u.Pairs {
+			g := groups[p.Group]
+			if g == nil {
+				g = &shard.Group{}
+				groups[p.Group] = g
+			}
+			shard.MergeGroups(g, fn.Spec.Contribution(p))
+		}
 	}
-	for _, p := range a.U.Pairs {
-		emit(p.Group, groupAcc{G: fn.Spec.Contribution(p)})
+	for k, g := range groups {
+		emit(k, groupAcc{G: *g})
 	}
 	return nil
 }
@@ -304,15 +373,18 @@ func (fn *rowFn) ProcessElement(group string, a groupAcc) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-// histogramContributionsFn turns each kept (unit, group) into its histogram bins.
+// histogramContributionsFn sums the histogram bins of a bucket's kept (unit, group) pairs.
 type histogramContributionsFn struct{ Spec *shard.Spec }
 
-func (fn *histogramContributionsFn) ProcessElement(_ string, a unitAcc, emit func(groupAcc)) error {
-	if a.U == nil {
-		return nil
+func (fn *histogramContributionsFn) ProcessElement(_ int, a bucketAcc, emit func(groupAcc)) error {
+	var h shard.Histogram
+	for _, u := range a.Units {
+		for _, p := range u.Pairs {
+			shard.MergeHistograms(&h, fn.Spec.HistogramContribution(p))
+		}
 	}
-	for _, p := range a.U.Pairs {
-		emit(groupAcc{H: fn.Spec.HistogramContribution(p)})
+	if h.Positive != nil {
+		emit(groupAcc{H: h})
 	}
 	return nil
 }

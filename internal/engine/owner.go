@@ -163,6 +163,12 @@ func (e *Engine) setBudget(ctx context.Context, s *ast.SetBudgetStmt) (*Result, 
 	if err := e.needOwner(s, "SET BUDGET"); err != nil {
 		return nil, err
 	}
+	if e.o.Ledger != nil {
+		// The ledger is another database's (dpsql-beam --ledger): its own owner sets it.
+		return nil, sqlerr.New(s.Span().Start, sqlerr.InsufficientPrivilege,
+			"the budget is the shared ledger's: only the owner of that database can set it").
+			WithHint("remove SET BUDGET from the setup, or set it there: dpsql --owner LEDGER -c \"SET BUDGET OPTIONS(epsilon=..., delta=...)\"")
+	}
 	var total ledger.Budget
 	seenEps := false
 	for _, o := range s.Options {

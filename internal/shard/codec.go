@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/dpsql/dpsql/internal/int128"
 )
@@ -13,56 +12,22 @@ import (
 // for floats, a length before every list and string. Decoders return an error on malformed
 // input, never panic.
 
-// EncodeUnit encodes a unit's state.
-func EncodeUnit(u *Unit) []byte {
-	var b strings.Builder
-	writeUvarint(&b, uint64(len(u.Pairs)))
-	for _, p := range u.Pairs {
-		writePair(&b, p)
-	}
-	return []byte(b.String())
-}
-
-// DecodeUnit decodes EncodeUnit's bytes.
-func DecodeUnit(data []byte) (*Unit, error) {
-	r := &reader{b: data}
-	n := r.count()
-	u := &Unit{Pairs: make([]Pair, 0, n)}
-	for i := 0; i < n && r.err == nil; i++ {
-		u.Pairs = append(u.Pairs, r.pair())
-	}
-	return u, r.done("unit")
-}
-
-// EncodePair encodes one (unit, group) pair.
-func EncodePair(p Pair) []byte {
-	var b strings.Builder
-	writePair(&b, p)
-	return []byte(b.String())
-}
-
-// DecodePair decodes EncodePair's bytes.
-func DecodePair(data []byte) (Pair, error) {
-	r := &reader{b: data}
-	p := r.pair()
-	return p, r.done("pair")
-}
-
-func writePair(b *strings.Builder, p Pair) {
-	writeUvarint(b, p.Priority)
-	writeUvarint(b, uint64(len(p.Group)))
-	b.WriteString(p.Group)
-	writeUvarint(b, uint64(len(p.Parts)))
+func appendPair(b []byte, p Pair) []byte {
+	b = binary.AppendUvarint(b, p.Priority)
+	b = binary.AppendUvarint(b, uint64(len(p.Group)))
+	b = append(b, p.Group...)
+	b = binary.AppendUvarint(b, uint64(len(p.Parts)))
 	for _, x := range p.Parts {
 		if x.Null {
-			b.WriteByte(0)
+			b = append(b, 0)
 			continue
 		}
-		b.WriteByte(1)
-		writeVarint(b, x.I)
-		writeFloat(b, x.F)
-		writeUvarint(b, x.U)
+		b = append(b, 1)
+		b = binary.AppendVarint(b, x.I)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.F))
+		b = binary.AppendUvarint(b, x.U)
 	}
+	return b
 }
 
 func (r *reader) pair() Pair {
@@ -83,21 +48,20 @@ func (r *reader) pair() Pair {
 
 // EncodeGroup encodes a group's sums.
 func EncodeGroup(g Group) []byte {
-	var b strings.Builder
-	writeVarint(&b, g.N)
-	writeUvarint(&b, uint64(len(g.Aggs)))
+	b := binary.AppendVarint(nil, g.N)
+	b = binary.AppendUvarint(b, uint64(len(g.Aggs)))
 	for _, a := range g.Aggs {
-		writeVarint(&b, a.C)
-		writeInt128(&b, a.S)
-		writeInt128(&b, a.Q)
-		writeFloat(&b, a.CountSum)
-		writeUvarint(&b, uint64(len(a.Leaves)))
+		b = binary.AppendVarint(b, a.C)
+		b = appendInt128(b, a.S)
+		b = appendInt128(b, a.Q)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.CountSum))
+		b = binary.AppendUvarint(b, uint64(len(a.Leaves)))
 		for l, n := range a.Leaves {
-			writeVarint(&b, l)
-			writeVarint(&b, n)
+			b = binary.AppendVarint(b, l)
+			b = binary.AppendVarint(b, n)
 		}
 	}
-	return []byte(b.String())
+	return b
 }
 
 // DecodeGroup decodes EncodeGroup's bytes.
@@ -125,13 +89,12 @@ func DecodeGroup(data []byte) (Group, error) {
 
 // EncodeHistogram encodes a histogram.
 func EncodeHistogram(h Histogram) []byte {
-	var b strings.Builder
-	writeUvarint(&b, uint64(len(h.Positive)))
+	b := binary.AppendUvarint(nil, uint64(len(h.Positive)))
 	for i := range h.Positive {
-		writeVarint(&b, h.Positive[i])
-		writeVarint(&b, h.Negative[i])
+		b = binary.AppendVarint(b, h.Positive[i])
+		b = binary.AppendVarint(b, h.Negative[i])
 	}
-	return []byte(b.String())
+	return b
 }
 
 // DecodeHistogram decodes EncodeHistogram's bytes.
@@ -146,25 +109,8 @@ func DecodeHistogram(data []byte) (Histogram, error) {
 	return h, r.done("histogram")
 }
 
-func writeUvarint(b *strings.Builder, x uint64) {
-	var buf [binary.MaxVarintLen64]byte
-	b.Write(buf[:binary.PutUvarint(buf[:], x)])
-}
-
-func writeVarint(b *strings.Builder, x int64) {
-	var buf [binary.MaxVarintLen64]byte
-	b.Write(buf[:binary.PutVarint(buf[:], x)])
-}
-
-func writeFloat(b *strings.Builder, f float64) {
-	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], math.Float64bits(f))
-	b.Write(buf[:])
-}
-
-func writeInt128(b *strings.Builder, x int128.Int) {
-	writeVarint(b, x.Hi)
-	writeUvarint(b, x.Lo)
+func appendInt128(b []byte, x int128.Int) []byte {
+	return binary.AppendUvarint(binary.AppendVarint(b, x.Hi), x.Lo)
 }
 
 // reader decodes; the first error sticks and later reads return zero values.
@@ -247,4 +193,56 @@ func (r *reader) done(what string) error {
 		r.err = fmt.Errorf("shard: %d trailing bytes after a %s", len(r.b)-r.i, what)
 	}
 	return r.err
+}
+
+// AppendRecord appends one (unit, pair) record to a batch of records.
+func AppendRecord(batch []byte, unit string, p Pair) []byte {
+	batch = binary.AppendUvarint(batch, uint64(len(unit)))
+	return appendPair(append(batch, unit...), p)
+}
+
+// ReadRecords calls fn for every record of a batch made by AppendRecord.
+func ReadRecords(batch []byte, fn func(unit string, p Pair) error) error {
+	r := &reader{b: batch}
+	for r.i < len(r.b) && r.err == nil {
+		unit := string(r.bytes())
+		p := r.pair()
+		if r.err != nil {
+			break
+		}
+		if err := fn(unit, p); err != nil {
+			return err
+		}
+	}
+	return r.done("batch of records")
+}
+
+// AppendUnitRecord appends one unit's state, with the unit, to a batch.
+func AppendUnitRecord(batch []byte, unit string, u *Unit) []byte {
+	batch = binary.AppendUvarint(batch, uint64(len(unit)))
+	batch = binary.AppendUvarint(append(batch, unit...), uint64(len(u.Pairs)))
+	for _, p := range u.Pairs {
+		batch = appendPair(batch, p)
+	}
+	return batch
+}
+
+// ReadUnitRecords calls fn for every unit of a batch made by AppendUnitRecord.
+func ReadUnitRecords(batch []byte, fn func(unit string, u *Unit) error) error {
+	r := &reader{b: batch}
+	for r.i < len(r.b) && r.err == nil {
+		unit := string(r.bytes())
+		n := r.count()
+		u := &Unit{Pairs: make([]Pair, 0, n)}
+		for i := 0; i < n && r.err == nil; i++ {
+			u.Pairs = append(u.Pairs, r.pair())
+		}
+		if r.err != nil {
+			break
+		}
+		if err := fn(unit, u); err != nil {
+			return err
+		}
+	}
+	return r.done("batch of units")
 }

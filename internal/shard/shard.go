@@ -14,11 +14,11 @@
 package shard
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/big"
 	"sort"
-	"strings"
 
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/int128"
@@ -143,17 +143,16 @@ func (s *Spec) ParseRow(row []any) (unit string, p Pair, err error) {
 
 // EncodeKeys encodes group keys (nil for NULL) as one string, injectively.
 func EncodeKeys(keys []*string) string {
-	var b strings.Builder
+	var b []byte
 	for _, k := range keys {
 		if k == nil {
-			b.WriteByte(0)
+			b = append(b, 0)
 			continue
 		}
-		b.WriteByte(1)
-		writeUvarint(&b, uint64(len(*k)))
-		b.WriteString(*k)
+		b = binary.AppendUvarint(append(b, 1), uint64(len(*k)))
+		b = append(b, *k...)
 	}
-	return b.String()
+	return string(b)
 }
 
 // DecodeKeys decodes EncodeKeys's string of n keys.

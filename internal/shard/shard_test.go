@@ -69,15 +69,28 @@ func TestDistributedRefusals(t *testing.T) {
 // errors, never panics.
 func TestCodecRoundTrips(t *testing.T) {
 	u := &shard.Unit{Pairs: []shard.Pair{{Priority: 7, Group: "\x01\x01a", Parts: []shard.Part{{Null: true}, {I: -3, F: 2.5, U: 1 << 63}}}}}
-	got, err := shard.DecodeUnit(shard.EncodeUnit(u))
-	if err != nil || !reflect.DeepEqual(got, u) {
-		t.Fatalf("unit %+v %v, want %+v", got, err, u)
+	batch := shard.AppendUnitRecord(shard.AppendUnitRecord(nil, "u1", u), "u2", &shard.Unit{})
+	var got []*shard.Unit
+	if err := shard.ReadUnitRecords(batch, func(unit string, x *shard.Unit) error { got = append(got, x); return nil }); err != nil || len(got) != 2 || !reflect.DeepEqual(got[0], u) {
+		t.Fatalf("units %+v %v, want %+v", got, err, u)
 	}
-	b := shard.EncodeUnit(u)
-	for i := 0; i < len(b); i++ {
-		if _, err := shard.DecodeUnit(b[:i]); err == nil {
-			t.Fatalf("truncated unit of %d bytes decoded", i)
+	first := len(shard.AppendUnitRecord(nil, "u1", u))
+	for i := 1; i < len(batch); i++ {
+		if err := shard.ReadUnitRecords(batch[:i], func(string, *shard.Unit) error { return nil }); err == nil && i != first {
+			t.Fatalf("truncated batch of %d bytes decoded", i)
 		}
+	}
+	recs := shard.AppendRecord(nil, "u1", u.Pairs[0])
+	if err := shard.ReadRecords(recs, func(unit string, p shard.Pair) error {
+		if unit != "u1" || !reflect.DeepEqual(p, u.Pairs[0]) {
+			t.Fatalf("record %q %+v", unit, p)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := shard.ReadRecords(recs[:len(recs)-1], func(string, shard.Pair) error { return nil }); err == nil {
+		t.Fatal("truncated record decoded")
 	}
 	g := shard.Group{N: 3, Aggs: []shard.GroupAgg{{C: 2, CountSum: 4, Leaves: map[int64]int64{3: 1}}}}
 	g.Aggs[0].S = g.Aggs[0].S.AddInt64(-5)

@@ -385,14 +385,27 @@ func (s *Source) expand(ctx context.Context) error {
 	return nil
 }
 
-// ShardSetup returns the statements that build the database of the shard that reads file: the
-// coordinator's other views, then the private view over file alone.
-func (s *Source) ShardSetup(file string) []string {
+// ShardSetup returns the statements that build the database of the shard that reads files:
+// the coordinator's other views, then the private view over those files alone.
+func (s *Source) ShardSetup(files []string) []string {
+	return append(append([]string(nil), s.setup...), s.ShardView(files))
+}
+
+// ShardView is the statement that creates the private view over files alone.
+func (s *Source) ShardView(files []string) string {
 	saved := s.read.Args[0]
-	s.read.Args[0] = &ast.Literal{Kind: ast.StringLit, Text: file}
-	view := fmt.Sprintf("CREATE VIEW %s AS %s", quoteIdent(s.name), sqlgen.Print(backend.DuckDB, s.view))
+	var arg ast.Expr = &ast.Literal{Kind: ast.StringLit, Text: files[0]}
+	if len(files) > 1 {
+		list := &ast.FuncCall{Name: []*ast.Ident{{Name: "list_value"}}}
+		for _, f := range files {
+			list.Args = append(list.Args, &ast.Literal{Kind: ast.StringLit, Text: f})
+		}
+		arg = list
+	}
+	s.read.Args[0] = arg
+	view := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", quoteIdent(s.name), sqlgen.Print(backend.DuckDB, s.view))
 	s.read.Args[0] = saved
-	return append(append([]string(nil), s.setup...), view)
+	return view
 }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

@@ -90,7 +90,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, exec func(con
 	return cli.ExitCode(err)
 }
 
-var beamInfo = flag.Bool("beam_info", false, "keep Beam's info logging (pipeline plans, runner stages)")
+var (
+	beamInfo = flag.Bool("beam_info", false, "keep Beam's info logging (pipeline plans, runner stages)")
+	shards   = flag.Int("shards", 0, "the most shards a private relation's files are split into (0: 4 per core of this machine); on a cluster, a few times the number of workers")
+	buckets  = flag.Int("buckets", 0, "the buckets units are shuffled in (0: 64): the parallelism of the merge across files")
+)
 
 func execute(ctx context.Context, p *beam.Pipeline) error { return beamx.Run(ctx, p) }
 
@@ -197,8 +201,8 @@ func open(ctx context.Context, cfg dpsql.Config, ledgerURL string, run func(cont
 		Owner:            cfg.Owner,
 		ConfidenceLevel:  cfg.ConfidenceLevel,
 		StatementTimeout: timeout,
-		Stager: &shard.Stager{Coordinator: coord, Dir: dir,
-			Runner: &sqlbeam.Runner{Execute: run, TempDir: tempDir}},
+		Stager: &shard.Stager{Coordinator: coord, Dir: dir, MaxShards: *shards,
+			Runner: &sqlbeam.Runner{Execute: run, TempDir: tempDir, Buckets: *buckets}},
 		Ledger: l,
 	})
 	if err != nil {
@@ -237,6 +241,9 @@ dpsql options:
 dpsql-beam options:
       --ledger DB       charge a shared budget: a DuckDB file or postgres:// URL whose owner
                         set it (dpsql --owner DB -c "SET BUDGET ..."), instead of --init's
+      --shards N        split a private relation's files into at most N shards (default 4
+                        per core of this machine; on a cluster, a few times the workers)
+      --buckets N       shuffle units in N buckets (default 64)
       --beam_info       keep Beam's info logging
 Beam options (any flag of the Beam Go SDK), for example:
       --runner R        prism (default, in this process), direct, flink, spark, dataflow,

@@ -244,3 +244,37 @@ SET BUDGET OPTIONS(epsilon=5, delta=1e-5);`), 0o600)
 		t.Errorf("missing files: exit %d:\n%s", code, errs)
 	}
 }
+
+// TestLedger: with --ledger, queries are charged to the shared budget of another database,
+// which an --init script cannot change.
+func TestLedger(t *testing.T) {
+	dir := t.TempDir()
+	ledgerDB := filepath.Join(dir, "ledger.duckdb")
+	if code, _, errs := dpsqlRun(t, "--owner", ledgerDB, "-c", "SET BUDGET OPTIONS(epsilon=3, delta=1e-5)"); code != 0 {
+		t.Fatal(errs)
+	}
+	setup := filepath.Join(dir, "setup.sql")
+	views := `CREATE VIEW purchases OPTIONS(anonymization_userid_column='customer_id') AS (SELECT * FROM read_parquet('` + rootDir + `/examples/shop/parquet/purchases-*.parquet'));`
+	os.WriteFile(setup, []byte(views), 0o600)
+	q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=2, delta=1e-6, kappa=3) item, ANON_COUNT(*) FROM purchases GROUP BY item"
+	code, _, errs := beamRun(t, "--ledger", ledgerDB, "--init", setup, "-c", q)
+	if code != 0 || !strings.Contains(errs, "charged epsilon=2, delta=1e-06; remaining epsilon=1") {
+		t.Fatalf("first query: exit %d: %s", code, errs)
+	}
+	// The second would overspend the shared budget: refused, nothing read.
+	code, _, errs = beamRun(t, "--ledger="+ledgerDB, "--init", setup, "-c", q)
+	if code == 0 || !strings.Contains(errs, "2P001") {
+		t.Errorf("second query: exit %d: %s", code, errs)
+	}
+	// An --init script cannot raise it.
+	raise := filepath.Join(dir, "raise.sql")
+	os.WriteFile(raise, []byte(views+"\nSET BUDGET UNLIMITED;"), 0o600)
+	code, _, errs = beamRun(t, "--ledger", ledgerDB, "--init", raise, "-c", q)
+	if code == 0 || !strings.Contains(errs, "the budget is the shared ledger's") {
+		t.Errorf("SET BUDGET with --ledger: exit %d: %s", code, errs)
+	}
+	code, out, errs := dpsqlRun(t, ledgerDB, "--format", "csv", "-c", "SHOW BUDGET")
+	if code != 0 || !strings.Contains(out, "spent,2,") {
+		t.Errorf("SHOW BUDGET: exit %d: %s %s", code, out, errs)
+	}
+}

@@ -2,7 +2,6 @@ package shard_test
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,36 +15,13 @@ import (
 // (in this process) and checks its rows, and its bounds histograms, against the stage SQL's
 // on the same plan and seed.
 func TestDistributedStageIsTheStage(t *testing.T) {
-	e, st := shardtest.Fixture(t, shard.Local{Threads: 1})
-	ctx := context.Background()
-	for _, q := range shardtest.Queries {
-		res, err := e.Exec(ctx, q)
-		if err != nil {
-			t.Errorf("%s: %v", q, err)
-			continue
-		}
-		if len(res) != 1 || len(res[0].Rows) == 0 {
-			t.Errorf("%s: no rows", q)
-		}
-	}
-	if st.Stages != len(shardtest.Queries) {
-		t.Errorf("%d distributed stages ran, want %d", st.Stages, len(shardtest.Queries))
-	}
+	shardtest.RunQueries(t, shard.Local{Threads: 1})
 }
 
 // TestConformance runs the engine's conformance files through the distributed stage, with
 // every private relation split over three Parquet files.
 func TestConformance(t *testing.T) {
-	files, err := filepath.Glob("../conformance/testdata/*.test")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no conformance files: %v", err)
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			ran, skipped := shardtest.Conformance(t, f, shard.Local{Threads: 1})
-			t.Logf("%d queries ran, %d refused by the distributed stage", ran, skipped)
-		})
-	}
+	shardtest.RunConformanceFiles(t, "../conformance/testdata", func() shard.Runner { return shard.Local{Threads: 1} })
 }
 
 // TestDistributedRefusals: what the distributed stage cannot run is refused before it is

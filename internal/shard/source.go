@@ -100,36 +100,56 @@ func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog,
 	return s, nil
 }
 
-// privateRelations are the private relations q reads, by the catalog's names, sorted.
-func privateRelations(cat *catalog.Catalog, q *analyzer.Query) []string {
-	var roots []ast.Node
+// scope is what an analyzed query reads before its anonymized aggregation: its CTEs, FROM
+// items and WHERE, and the names of every CTE among them.
+type scope struct {
+	roots []ast.Node
+	ctes  map[string]bool
+	cat   *catalog.Catalog
+}
+
+func newScope(cat *catalog.Catalog, q *analyzer.Query) *scope {
+	sc := &scope{ctes: map[string]bool{}, cat: cat}
 	for _, c := range q.With {
-		roots = append(roots, c)
+		sc.roots = append(sc.roots, c)
 	}
 	for _, f := range q.From {
-		roots = append(roots, f)
+		sc.roots = append(sc.roots, f)
 	}
 	if q.Where != nil {
-		roots = append(roots, q.Where)
+		sc.roots = append(sc.roots, q.Where)
 	}
-	ctes := map[string]bool{}
-	for _, r := range roots {
+	for _, r := range sc.roots {
 		for _, c := range ast.Collect[*ast.CTE](r, nil) {
-			ctes[strings.ToLower(c.Name.Name)] = true
+			sc.ctes[strings.ToLower(c.Name.Name)] = true
 		}
 	}
+	return sc
+}
+
+// private returns the catalog's private relation t names ("" for a CTE or a public relation).
+func (sc *scope) private(t *ast.TableName) (name string, cte bool) {
+	if len(t.Name) == 1 && sc.ctes[strings.ToLower(t.Name[0].Name)] {
+		return "", true
+	}
+	var parts []string
+	for _, id := range t.Name {
+		parts = append(parts, id.Name)
+	}
+	if rel, ok := sc.cat.Lookup(strings.Join(parts, ".")); ok && rel.Kind == catalog.Private {
+		return rel.Name, false
+	}
+	return "", false
+}
+
+// privateRelations are the private relations q reads, by the catalog's names, sorted.
+func privateRelations(cat *catalog.Catalog, q *analyzer.Query) []string {
+	sc := newScope(cat, q)
 	found := map[string]bool{}
-	for _, r := range roots {
+	for _, r := range sc.roots {
 		for _, t := range ast.Collect[*ast.TableName](r, nil) {
-			if len(t.Name) == 1 && ctes[strings.ToLower(t.Name[0].Name)] {
-				continue
-			}
-			var parts []string
-			for _, id := range t.Name {
-				parts = append(parts, id.Name)
-			}
-			if rel, ok := cat.Lookup(strings.Join(parts, ".")); ok && rel.Kind == catalog.Private {
-				found[rel.Name] = true
+			if name, _ := sc.private(t); name != "" {
+				found[name] = true
 			}
 		}
 	}
@@ -147,34 +167,12 @@ func privateRelations(cat *catalog.Catalog, q *analyzer.Query) []string {
 // files (a unit's rows are spread over files). Subqueries over public relations only are
 // fine: every shard reads them whole.
 func rowLevel(cat *catalog.Catalog, q *analyzer.Query, pos sqlerr.Pos) error {
-	ctes := map[string]bool{}
-	var roots []ast.Node
-	for _, c := range q.With {
-		roots = append(roots, c)
-	}
-	for _, f := range q.From {
-		roots = append(roots, f)
-	}
-	if q.Where != nil {
-		roots = append(roots, q.Where)
-	}
-	for _, r := range roots {
-		for _, c := range ast.Collect[*ast.CTE](r, nil) {
-			ctes[strings.ToLower(c.Name.Name)] = true
-		}
-	}
+	sc := newScope(cat, q)
 	// readsPrivate: the subtree names the private relation or a CTE (which may hold
 	// private rows).
 	readsPrivate := func(n ast.Node) bool {
 		for _, t := range ast.Collect[*ast.TableName](n, nil) {
-			if len(t.Name) == 1 && ctes[strings.ToLower(t.Name[0].Name)] {
-				return true
-			}
-			var parts []string
-			for _, id := range t.Name {
-				parts = append(parts, id.Name)
-			}
-			if rel, ok := cat.Lookup(strings.Join(parts, ".")); ok && rel.Kind == catalog.Private {
+			if name, cte := sc.private(t); name != "" || cte {
 				return true
 			}
 		}
@@ -182,7 +180,7 @@ func rowLevel(cat *catalog.Catalog, q *analyzer.Query, pos sqlerr.Pos) error {
 	}
 	var found string
 	var at ast.Node
-	for _, r := range roots {
+	for _, r := range sc.roots {
 		ast.Inspect(r, func(n ast.Node) bool {
 			if found != "" {
 				return false

@@ -37,15 +37,8 @@ func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) 
 	default:
 		return "", fmt.Errorf("sqlgen: implicit bounds are not supported for %s", a.Func)
 	}
-	arg := p.Query.Aggregates[j].Arg
 	values := make([]string, j+1)
-	switch {
-	case arg == nil:
-	case a.Func == analyzer.CountValues:
-		values[j] = PrintData(d, arg)
-	default:
-		values[j] = valueExpr(d, PrintData(d, arg))
-	}
+	values[j] = argValue(p, d, j)
 	for i, x := range partials {
 		partials[i] = fmt.Sprintf("%s AS _dp_x%d", strings.ReplaceAll(x, "_dp_v", fmt.Sprintf("_dp_v%d", j)), i)
 	}

@@ -79,21 +79,13 @@ func ShardQuery(p *plan.Plan, histogram int) (string, error) {
 	if p.MaxRows > 0 {
 		return "", fmt.Errorf("sqlgen: max_rows_contributed has no shard query")
 	}
-	q := p.Query
 	values := make([]string, len(p.Aggregates))
 	var partials, outs []string
 	for j, a := range p.Aggregates {
 		if histogram >= 0 && j != histogram {
 			continue
 		}
-		arg := q.Aggregates[j].Arg
-		switch {
-		case arg == nil:
-		case a.Func == analyzer.CountValues:
-			values[j] = PrintData(d, arg)
-		default:
-			values[j] = valueExpr(d, PrintData(d, arg))
-		}
+		values[j] = argValue(p, d, j)
 		v := fmt.Sprintf("_dp_v%d", j)
 		for i, kind := range ShardParts(a, histogram >= 0) {
 			name := fmt.Sprintf("_dp_p%d_%d", j, i)

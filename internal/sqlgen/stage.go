@@ -38,15 +38,7 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	values := make([]string, len(p.Aggregates))
 	var partials []string
 	for j, a := range p.Aggregates {
-		arg := q.Aggregates[j].Arg
-		switch {
-		case arg == nil:
-		case a.Func == analyzer.CountValues:
-			// COUNT counts non-NULL values of any type.
-			values[j] = PrintData(d, arg)
-		default:
-			values[j] = valueExpr(d, PrintData(d, arg))
-		}
+		values[j] = argValue(p, d, j)
 		v := fmt.Sprintf("_dp_v%d", j)
 		switch a.Func {
 		case analyzer.CountUnits:
@@ -161,6 +153,20 @@ func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, 
 		fmt.Fprintf(b, ",\n_dp_domain AS (SELECT DISTINCT %s FROM %s)\n", strings.Join(dk, ", "), Print(d, q.Domain))
 	}
 	fmt.Fprintf(b, "SELECT %s\nFROM _dp_domain LEFT JOIN _dp_groups ON %s", strings.Join(out, ", "), strings.Join(on, " AND "))
+}
+
+// argValue is aggregate j's value column _dp_v<j> in _dp_rows ("" without an argument): its
+// argument as a double with NaN as NULL, or as it is for COUNT, which counts non-NULL values
+// of any type.
+func argValue(p *plan.Plan, d backend.Dialect, j int) string {
+	arg := p.Query.Aggregates[j].Arg
+	switch {
+	case arg == nil:
+		return ""
+	case p.Aggregates[j].Func == analyzer.CountValues:
+		return PrintData(d, arg)
+	}
+	return valueExpr(d, PrintData(d, arg))
 }
 
 // valueExpr converts an aggregate argument to a double with NaN as NULL: NaN is not a value

@@ -106,6 +106,13 @@ func TestSameAnswersAsDpsql(t *testing.T) {
 			t.Errorf("%s:\ndpsql-beam: %s\ndpsql:      %s", q, bout, dout)
 		}
 	}
+	// Confidence intervals, and a table: the same too.
+	q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=1e-5, kappa=10) item, ANON_SUM(price CLAMPED BETWEEN 0 AND 20) AS s FROM purchases GROUP BY item ORDER BY item"
+	_, bout, _ := beamRun(t, "--init", beamSetup, "--confidence", "0.9", "-q", "-c", q)
+	_, dout, _ := dpsqlRun(t, "--init", dpsqlSetup, "--confidence", "0.9", "-q", "-c", q)
+	if bout != dout || !strings.Contains(bout, "s_lo") {
+		t.Errorf("with --confidence:\ndpsql-beam: %s\ndpsql:      %s", bout, dout)
+	}
 }
 
 // TestSameDistribution: at an ordinary epsilon, the released counts of dpsql-beam and of

@@ -325,3 +325,38 @@ func Conformance(t *testing.T, path string, runner shard.Runner) (ran, skipped i
 	}
 	return ran, skipped
 }
+
+// RunQueries runs Queries over Fixture with its stages on runner: each must release rows, and
+// each stage's rows must be the stage SQL's.
+func RunQueries(t *testing.T, runner shard.Runner) {
+	e, st := Fixture(t, runner)
+	ctx := context.Background()
+	for _, q := range Queries {
+		res, err := e.Exec(ctx, q)
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			continue
+		}
+		if len(res) != 1 || len(res[0].Rows) == 0 {
+			t.Errorf("%s: no rows", q)
+		}
+	}
+	if st.Stages != len(Queries) {
+		t.Errorf("%d distributed stages ran, want %d", st.Stages, len(Queries))
+	}
+}
+
+// RunConformanceFiles runs Conformance for every file of dir (the engine's
+// internal/conformance/testdata), one subtest each.
+func RunConformanceFiles(t *testing.T, dir string, runner func() shard.Runner) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.test"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no conformance files in %s: %v", dir, err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			ran, skipped := Conformance(t, f, runner())
+			t.Logf("%d queries ran, %d refused by the distributed stage", ran, skipped)
+		})
+	}
+}

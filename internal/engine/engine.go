@@ -16,6 +16,7 @@ import (
 	"github.com/dpsql/dpsql/internal/exec"
 	"github.com/dpsql/dpsql/internal/limits"
 	"github.com/dpsql/dpsql/internal/parser"
+	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/rewrite"
 	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/internal/store"
@@ -343,7 +344,19 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	}
 	cost := ledger.Budget{Epsilon: p.Cost.Epsilon, Delta: p.Cost.Delta}
 	if explain {
-		return explainResult(prep, cost), nil
+		r := explainResult(prep, cost)
+		if ex, ok := e.o.Stager.(interface {
+			Explain(context.Context, *plan.Plan) ([]string, error)
+		}); ok {
+			lines, err := ex.Explain(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			for _, l := range lines {
+				r.Rows = append(r.Rows, []any{l})
+			}
+		}
+		return r, nil
 	}
 	// Everything that can fail without reading a private row fails here, for free.
 	if err := prep.Check(ctx, e.b); err != nil {

@@ -174,6 +174,29 @@ func (st *Stager) Check(ctx context.Context, p *plan.Plan) error {
 	return nil
 }
 
+// Explain describes the distributed stage of p for EXPLAIN: where the private rows come from,
+// how they are split, and the query every shard runs (the stage SQL above is what the same
+// plan computes on one database).
+func (st *Stager) Explain(ctx context.Context, p *plan.Plan) ([]string, error) {
+	src, err := st.source(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if p.MaxRows > 0 {
+		return nil, unsupported(p, nil)
+	}
+	q, err := sqlgen.ShardQuery(p, -1)
+	if err != nil {
+		return nil, err
+	}
+	n := len(split(src.Files, st.maxShards()))
+	lines := []string{fmt.Sprintf("Distributed stage: private relation %s, %d files in %d shards; per shard, in a database of its own:", src.Relation, len(src.Files), n)}
+	for _, l := range strings.Split(q, "\n") {
+		lines = append(lines, "  "+l)
+	}
+	return append(lines, "then per unit, over all shards: its kappa groups of smallest priority, partials merged; per group: the stage's exact sums"), nil
+}
+
 // openShard builds the database of one shard: an in-memory DuckDB with the setup views,
 // then locked down as an analyst's (it may read only the files its views name).
 func openShard(ctx context.Context, sh Shard, threads int) (*duckdb.DB, error) {

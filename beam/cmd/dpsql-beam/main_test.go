@@ -62,6 +62,10 @@ func TestReadmeExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+	code, explain, errs2 := beamRun(t, "--init", "../examples/shop/beam-setup.sql", "-c", "EXPLAIN "+readmeQuery)
+	if code != 0 || !strings.Contains(explain, "Distributed stage: private relation purchases, 8 files in") || strings.Contains(errs2, "charged") {
+		t.Errorf("EXPLAIN: exit %d:\n%s\n%s", code, explain, errs2)
+	}
 	if !strings.Contains(out, "(10 rows)") || !strings.Contains(out, "stapler") || !strings.Contains(errs, "charged epsilon=1, delta=1e-05; remaining epsilon=19") {
 		t.Errorf("output:\n%s\n%s", out, errs)
 	}

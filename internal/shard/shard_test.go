@@ -2,10 +2,13 @@ package shard_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/internal/shard"
 	"github.com/dpsql/dpsql/internal/shard/shardtest"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -76,5 +79,48 @@ func TestCodecRoundTrips(t *testing.T) {
 	}
 	if _, err := shard.DecodeGroup([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}); err == nil {
 		t.Fatal("malformed group decoded")
+	}
+}
+
+// TestUnitSpreadOverFilesIsBounded: one unit with rows in ten files, each file a group of its
+// own, is one unit with at most kappa groups: with kappa 2 it is counted in exactly two groups
+// (and its rows in a group it keeps, in every file, are all counted there).
+func TestUnitSpreadOverFilesIsBounded(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	gen, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gen.Close()
+	for f := 0; f < 10; f++ {
+		// Unit 1: one row in group g<f> in file f, and one more row in group g0 in every
+		// file. Units 100+: one row each, in group g<f>.
+		sql := fmt.Sprintf(`COPY (SELECT * FROM (VALUES (1, 'g%d'), (1, 'g0'), (%d, 'g%d')) AS t(uid, grp)) TO '%s/t-%d.parquet'`, f, 100+f, f, dir, f)
+		if err := gen.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, _ := shardtest.Coordinator(t, shard.Local{Threads: 1}, dir)
+	if _, err := e.Exec(ctx, fmt.Sprintf(`CREATE VIEW t OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_parquet('%s/t-*.parquet')); SET BUDGET UNLIMITED`, dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.BecomeAnalyst(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Exec(ctx, `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=0.99999, kappa=2)
+		grp, ANON_COUNT(DISTINCT uid) AS units, ANON_COUNT(* CLAMPED BETWEEN 0 AND 100) AS n FROM t GROUP BY grp`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var units, rows int64
+	for _, r := range res[0].Rows {
+		units += r[1].(int64)
+		rows += r[2].(int64)
+	}
+	// 10 other units, unit 1 in 2 groups; rows: 10 of the others, and unit 1's: 10 in g0 if it
+	// kept g0 (one row in each file), plus 1 in its other group; or 1 + 1.
+	if units != 12 || (rows != 10+11 && rows != 10+2) {
+		t.Errorf("units %d, rows %d over groups %v", units, rows, res[0].Rows)
 	}
 }

@@ -37,3 +37,13 @@ func (a Int) Big() *big.Int {
 	r.Lsh(r, 64)
 	return r.Add(r, new(big.Int).SetUint64(a.Lo))
 }
+
+// AddSquare returns a + x*x, exactly.
+func (a Int) AddSquare(x int64) Int {
+	ux := uint64(x)
+	if x < 0 {
+		ux = -ux
+	}
+	hi, lo := bits.Mul64(ux, ux)
+	return a.Add(Int{Hi: int64(hi), Lo: lo})
+}

@@ -2,6 +2,7 @@ package parser
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/dpsql/dpsql/internal/ast"
@@ -626,10 +627,17 @@ func (p *parser) parseCast(safe bool) ast.Expr {
 	return c
 }
 
+// quotedTypeName is a quoted type name read as the type: words only.
+var quotedTypeName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*( [A-Za-z_][A-Za-z0-9_]*)*$`)
+
 // typeName parses a type: one or more words (DOUBLE PRECISION, TIMESTAMP WITH TIME ZONE)
 // and optional numeric arguments (DECIMAL(10, 2)).
 func (p *parser) typeName() *ast.TypeName {
 	t := p.tok()
+	if t.Kind == tQIdent && quotedTypeName.MatchString(t.Val) {
+		// DuckDB prints the types in a view's SQL quoted: CAST(x AS "DATE").
+		t.Kind, t.Val = tIdent, strings.ToUpper(t.Val)
+	}
 	if t.Kind != tIdent {
 		p.unexpected("a type name")
 	}

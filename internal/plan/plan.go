@@ -34,6 +34,9 @@ type Plan struct {
 	// once the executor knows them; the SQL normalises each key by its type, so that the
 	// stage's groups are exact values (sqlgen.NormaliseKey).
 	KeyTypes []string
+	// UnitType is the database type of the privacy unit, when a distributed stage needs it
+	// (internal/shard compares units across shards by their normalised text).
+	UnitType string
 	// Selection is how groups are chosen for release.
 	Selection Selection
 	// Aggregates are the released aggregates, in query order.

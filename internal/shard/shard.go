@@ -59,7 +59,7 @@ func NewSpec(p *plan.Plan, histogram, scaleExp, numBins int) (*Spec, error) {
 	for j, a := range p.Aggregates {
 		g := Agg{Func: a.Func, Lower: a.Lower, Upper: a.Upper, Encoding: a.Encoding, Leaves: a.Leaves}
 		if histogram < 0 || j == histogram {
-			g.Parts = sqlgen.ShardParts(a, histogram >= 0)
+			g.Parts = sqlgen.ShardParts(a, histogram >= 0, p.MaxRows > 0)
 		}
 		s.Aggs = append(s.Aggs, g)
 	}

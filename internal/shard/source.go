@@ -33,6 +33,11 @@ type Source struct {
 	name string
 	view *ast.Query
 	read *ast.TableFunc
+	// columns are the private view's columns with their types on the coordinator: every
+	// shard's view casts its columns to them, so that a file that types a column differently
+	// (BIGINT here, DOUBLE there; types sniffed from a CSV file's rows) gives the same values
+	// as the coordinator's view over all files, and the query binds the same everywhere.
+	columns [][2]string
 }
 
 // RuleDistributed names the refusals of queries the distributed stage cannot run.
@@ -65,7 +70,21 @@ func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog,
 	if err := rowLevel(cat, q, pos); err != nil {
 		return nil, err
 	}
+	if err := readOnce(cat, q, pos); err != nil {
+		return nil, err
+	}
 	s := &Source{Relation: rels[0]}
+	// Settings that change what queries mean (the owner's SET TimeZone in the setup) apply in
+	// every shard.
+	for _, name := range []string{"TimeZone", "Calendar", "default_collation", "integer_division"} {
+		r, err := coord.Query(ctx, "SELECT CAST(current_setting('"+name+"') AS VARCHAR)")
+		if err != nil || len(r.Values) != 1 {
+			continue // not a setting of this DuckDB
+		}
+		if v, ok := r.Values[0][0].(string); ok {
+			s.setup = append(s.setup, fmt.Sprintf("SET %s = %s", name, quoteLiteral(v)))
+		}
+	}
 	views, err := coord.Query(ctx, "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND sql IS NOT NULL ORDER BY view_oid")
 	if err != nil {
 		return nil, fmt.Errorf("shard: list views: %w", err)
@@ -93,6 +112,18 @@ func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog,
 	}
 	if s.view == nil {
 		return nil, notView("it is a table of the owner's setup, which the workers do not have")
+	}
+	cols, err := coord.Query(ctx, "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position", s.name)
+	if err != nil {
+		return nil, fmt.Errorf("shard: columns of %s: %w", s.name, err)
+	}
+	for _, r := range cols.Values {
+		name, _ := r[0].(string)
+		typ, _ := r[1].(string)
+		s.columns = append(s.columns, [2]string{name, typ})
+	}
+	if len(s.columns) == 0 {
+		return nil, notView("its columns are unknown")
 	}
 	if err := s.expand(ctx); err != nil {
 		return nil, err
@@ -389,7 +420,8 @@ func (s *Source) ShardSetup(files []string) []string {
 	return append(append([]string(nil), s.setup...), s.ShardView(files))
 }
 
-// ShardView is the statement that creates the private view over files alone.
+// ShardView is the statement that creates the private view over files alone, each column cast
+// to its type on the coordinator.
 func (s *Source) ShardView(files []string) string {
 	saved := s.read.Args[0]
 	var arg ast.Expr = &ast.Literal{Kind: ast.StringLit, Text: files[0]}
@@ -401,9 +433,84 @@ func (s *Source) ShardView(files []string) string {
 		arg = list
 	}
 	s.read.Args[0] = arg
-	view := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS %s", quoteIdent(s.name), sqlgen.Print(backend.DuckDB, s.view))
+	body := sqlgen.Print(backend.DuckDB, s.view)
 	s.read.Args[0] = saved
-	return view
+	var cols []string
+	for _, c := range s.columns {
+		cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(c[0]), c[1], quoteIdent(c[0])))
+	}
+	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT %s FROM (%s) AS _dp_shard", quoteIdent(s.name), strings.Join(cols, ", "), body)
 }
+
+// CheckSetup returns the statements that build a database where a query binds as it does in
+// every shard, reading no private file: the other views, and the private view as an empty
+// relation of the coordinator's columns and types. (A file's own schema can come from its
+// rows, as CSV's sniffed types do: checking it before the charge would make whether a query
+// fails depend on one person's row.)
+func (s *Source) CheckSetup() []string {
+	var cols []string
+	for _, c := range s.columns {
+		cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", c[1], quoteIdent(c[0])))
+	}
+	return append(append([]string(nil), s.setup...),
+		fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT %s LIMIT 0", quoteIdent(s.name), strings.Join(cols, ", ")))
+}
+
+// readOnce refuses queries that read the private relation more than once (a self-join, a CTE
+// over it read twice): each shard would join its own file's rows only, not rows of different
+// files, and the answer would be wrong.
+func readOnce(cat *catalog.Catalog, q *analyzer.Query, pos sqlerr.Pos) error {
+	sc := newScope(cat, q)
+	// Which CTEs read private rows (directly or through other CTEs), and how often each
+	// name is read.
+	cteBody := map[string]ast.Node{}
+	for _, r := range sc.roots {
+		for _, c := range ast.Collect[*ast.CTE](r, nil) {
+			cteBody[strings.ToLower(c.Name.Name)] = c.Query
+		}
+	}
+	refs := map[string]int{} // private relation or CTE name -> references outside CTE bodies' own definitions
+	var private func(n ast.Node, seen map[string]bool) bool
+	private = func(n ast.Node, seen map[string]bool) bool {
+		for _, t := range ast.Collect[*ast.TableName](n, nil) {
+			if name, cte := sc.private(t); name != "" {
+				return true
+			} else if cte {
+				k := strings.ToLower(t.Name[0].Name)
+				if !seen[k] && cteBody[k] != nil {
+					seen[k] = true
+					if private(cteBody[k], seen) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	for _, r := range sc.roots {
+		for _, t := range ast.Collect[*ast.TableName](r, nil) {
+			name, cte := sc.private(t)
+			switch {
+			case name != "":
+				refs[name]++
+			case cte:
+				k := strings.ToLower(t.Name[0].Name)
+				if cteBody[k] != nil && private(cteBody[k], map[string]bool{k: true}) {
+					refs[k]++
+				}
+			}
+		}
+	}
+	for name, n := range refs {
+		if n > 1 {
+			return sqlerr.Privacy(pos, RuleDistributed,
+				fmt.Sprintf("the query reads %s %d times (a self-join, or a CTE over private rows read twice): the distributed stage splits the private relation by file, and each worker would combine the rows of its own files only", name, n),
+				"read the private relation once, or run the query with dpsql on a database that holds the data")
+		}
+	}
+	return nil
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

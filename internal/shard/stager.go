@@ -83,6 +83,11 @@ func (st *Stager) source(ctx context.Context, p *plan.Plan) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	unit, err := st.Coordinator.Query(ctx, sqlgen.UnitProbe(p.Query, backend.DuckDB))
+	if err != nil {
+		return nil, err
+	}
+	p.UnitType = unit.Types[0]
 	if st.sources == nil {
 		st.sources = map[*plan.Plan]*Source{}
 	}
@@ -140,9 +145,10 @@ func unsupported(p *plan.Plan, err error) error {
 	return err
 }
 
-// Check finds the query's source and binds the shard query over each file of the private
-// relation (reading the files' schemas, not their rows) in a database with the workers' views,
-// so that a query the workers could not run fails before it is charged, naming the file.
+// Check finds the query's source, checks that its local files can be opened, and binds the
+// shard query in a database with the workers' views where the private view is an empty
+// relation of the coordinator's columns and types: a query the workers could not run fails
+// before it is charged, and whether it fails does not depend on any file's rows.
 func (st *Stager) Check(ctx context.Context, p *plan.Plan) error {
 	job, err := st.job(ctx, p, -1, 0, 0)
 	if err != nil {
@@ -152,24 +158,30 @@ func (st *Stager) Check(ctx context.Context, p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
+	for _, f := range src.Files {
+		if strings.Contains(f, "://") {
+			continue
+		}
+		fh, err := os.Open(f)
+		if err != nil {
+			return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedFile, "private relation %s: cannot read %s: %v", src.Relation, f, err).
+				WithHint("every file of a private relation must be readable by dpsql-beam and its workers")
+		}
+		fh.Close()
+	}
 	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner, Threads: 1})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	for _, f := range src.Files {
-		sh := Shard{File: f, Setup: src.ShardSetup([]string{f})}
-		if f != src.Files[0] {
-			sh.Setup = sh.Setup[len(sh.Setup)-1:] // the other views exist already
-		}
-		for _, s := range sh.Setup {
-			if err := db.Exec(ctx, s); err != nil {
-				return shardError(sh, err)
-			}
-		}
-		if _, err := db.Query(ctx, "SELECT 1 FROM (\n"+job.Query+"\n) AS _dp_check LIMIT 0"); err != nil {
+	sh := Shard{File: "(the private relation's columns)", Setup: src.CheckSetup()}
+	for _, s := range sh.Setup {
+		if err := db.Exec(ctx, s); err != nil {
 			return shardError(sh, err)
 		}
+	}
+	if _, err := db.Query(ctx, "SELECT 1 FROM (\n"+job.Query+"\n) AS _dp_check LIMIT 0"); err != nil {
+		return shardError(sh, err)
 	}
 	return nil
 }
@@ -218,8 +230,8 @@ func openShard(ctx context.Context, sh Shard, threads int) (*duckdb.DB, error) {
 }
 
 func shardError(sh Shard, err error) error {
-	return sqlerr.New(sqlerr.Pos{}, sqlerr.FeatureNotSupported, "the shard that reads %s cannot run the query: %v", sh.File, err).
-		WithHint("each worker's database has only the views of the owner's setup, with the private view reading one of its files: every relation a query reads must be a view over files, and the files must share one schema")
+	return sqlerr.New(sqlerr.Pos{}, sqlerr.FeatureNotSupported, "the workers' database cannot run the query (%s): %v", sh.File, err).
+		WithHint("each worker's database has only the views of the owner's setup, with the private view reading some of its files: every relation a query reads must be a view over files")
 }
 
 // Scan runs a job's query on one shard and calls emit for every (unit, pair) row.

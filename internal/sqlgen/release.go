@@ -37,6 +37,17 @@ func Probe(q *analyzer.Query, d backend.Dialect) string {
 	return b.String()
 }
 
+// UnitProbe prints a query that returns no rows but has the type of q's privacy unit.
+func UnitProbe(q *analyzer.Query, d backend.Dialect) string {
+	pr := func(n ast.Node) string { return PrintData(d, n) }
+	var b strings.Builder
+	if len(q.With) > 0 {
+		b.WriteString("WITH " + printList(pr, q.With) + " ")
+	}
+	b.WriteString("SELECT " + pr(q.Unit) + " AS _dp_uid FROM " + printList(pr, q.From) + " LIMIT 0")
+	return b.String()
+}
+
 // printList prints nodes with pr, separated by commas.
 func printList[T ast.Node](pr func(ast.Node) string, nodes []T) string {
 	out := make([]string, len(nodes))

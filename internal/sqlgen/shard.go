@@ -42,11 +42,28 @@ const (
 	// of smallest priority is kept (quantiles).
 	PartPick
 	PartPickPriority
+	// PartValue is one row's value as a double, NULL when it has none (max_rows_contributed:
+	// rows are not aggregated per unit).
+	PartValue
 )
 
 // ShardParts are the partial-state columns of aggregate j in a shard query (histogram false)
-// or in the shard query of its implicit-bounds histogram (histogram true).
-func ShardParts(a *plan.Aggregate, histogram bool) []PartKind {
+// or in the shard query of its implicit-bounds histogram (histogram true). Under
+// max_rows_contributed (rows) they are one row's value: whether it has one for COUNT(x), the
+// value for the others, nothing for COUNT(*).
+func ShardParts(a *plan.Aggregate, histogram, rows bool) []PartKind {
+	if rows {
+		switch a.Func {
+		case analyzer.CountUnits, analyzer.CountRows:
+			return nil
+		case analyzer.CountValues:
+			if histogram {
+				return nil
+			}
+			return []PartKind{PartCount}
+		}
+		return []PartKind{PartValue}
+	}
 	switch a.Func {
 	case analyzer.CountRows, analyzer.CountValues:
 		return []PartKind{PartCount}
@@ -73,12 +90,11 @@ func ShardParts(a *plan.Aggregate, histogram bool) []PartKind {
 // (BoundsStage), which needs only that aggregate's value. Each shard keeps at most kappa
 // groups per unit already (the prefilter or the window of the stage, by p.Window): a group
 // among a unit's kappa of smallest priority overall is among them in every shard, so the merge
-// keeps the same groups as the stage.
+// keeps the same groups as the stage. Under max_rows_contributed it returns rows, at most
+// MaxRows per unit (of smallest row priority, the stage's), not per-unit partials.
 func ShardQuery(p *plan.Plan, histogram int) (string, error) {
 	const d = backend.DuckDB
-	if p.MaxRows > 0 {
-		return "", fmt.Errorf("sqlgen: max_rows_contributed has no shard query")
-	}
+	rows := p.MaxRows > 0
 	values := make([]string, len(p.Aggregates))
 	var partials, outs []string
 	for j, a := range p.Aggregates {
@@ -87,14 +103,18 @@ func ShardQuery(p *plan.Plan, histogram int) (string, error) {
 		}
 		values[j] = argValue(p, d, j)
 		v := fmt.Sprintf("_dp_v%d", j)
-		for i, kind := range ShardParts(a, histogram >= 0) {
+		for i, kind := range ShardParts(a, histogram >= 0, rows) {
 			name := fmt.Sprintf("_dp_p%d_%d", j, i)
 			var x string
 			switch kind {
+			case PartValue:
+				x = v
 			case PartCount:
 				x = "COUNT(" + v + ")"
 				if a.Func == analyzer.CountRows {
 					x = "COUNT(*)"
+				} else if rows {
+					x = fmt.Sprintf("CAST(%s IS NOT NULL AS BIGINT)", v)
 				}
 			case PartSum:
 				x = "SUM(" + v + ")"
@@ -115,11 +135,28 @@ func ShardQuery(p *plan.Plan, histogram int) (string, error) {
 			}
 			partials = append(partials, x+" AS "+name)
 			outs = append(outs, name)
+			if rows {
+				// Row values are selected from the kept rows, not aggregated.
+				outs[len(outs)-1] = x + " AS " + name
+			}
 		}
 	}
 	var b strings.Builder
 	keys := writePrefix(&b, p, d, values, partials)
-	cols := []string{"CAST(_dp_uid AS VARCHAR) AS _dp_u", priority(d, keys, p.Seed) + " AS _dp_h"}
+	prio := priority(d, keys, p.Seed)
+	if rows {
+		// The stage's row priority (writePrefix): keys and every value column.
+		vals := append([]string(nil), keys...)
+		for j, v := range values {
+			if v != "" {
+				vals = append(vals, fmt.Sprintf("_dp_v%d", j))
+			}
+		}
+		prio = priority(d, vals, p.Seed)
+	}
+	// Units are compared by their text across shards: normalised like keys (-0 and 0 are one
+	// unit, as they are one to the database's equality).
+	cols := []string{fmt.Sprintf("CAST(%s AS VARCHAR) AS _dp_u", NormaliseKey(d, "_dp_uid", p.UnitType)), prio + " AS _dp_h"}
 	for _, k := range keys {
 		cols = append(cols, fmt.Sprintf("CAST(%s AS VARCHAR) AS %s", k, k))
 	}

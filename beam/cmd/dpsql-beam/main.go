@@ -17,7 +17,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"log/slog"
 	"os/signal"
+	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -60,13 +62,37 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, exec func(con
 	if err := flag.CommandLine.Parse(beamArgs); err != nil {
 		return 2
 	}
-	if !*beamInfo {
-		// Beam logs every pipeline's plan and stages at Info.
-		blog.LogLevel = "warn"
-		blog.SetLogger(&blog.Standard{Level: blog.SevWarn})
+	if *beamInfo && !slices.Contains(cliArgs, "--owner") {
+		fmt.Fprintln(stderr, "dpsql-beam: --beam_info needs --owner: Beam's logs show workers' errors, which can quote rows of the data")
+		return 2
+	}
+	if ledgerURL != nil && *ledgerURL == "" {
+		fmt.Fprintln(stderr, "dpsql-beam: --ledger needs a DuckDB file or a postgres:// URL, not an empty name")
+		return 2
+	}
+	// Beam's loopback workers leave files in the temporary directory: give them one of ours,
+	// removed at the end.
+	if tmp, err := os.MkdirTemp("", "dpsql-beam-tmp-"); err == nil {
+		old, had := os.LookupEnv("TMPDIR")
+		os.Setenv("TMPDIR", tmp)
+		defer func() {
+			if had {
+				os.Setenv("TMPDIR", old)
+			} else {
+				os.Unsetenv("TMPDIR")
+			}
+			os.RemoveAll(tmp)
+		}()
 	}
 	if !beam.Initialized() {
 		beam.Init()
+	}
+	if !*beamInfo {
+		// Beam's runners log every pipeline's plan at Info and workers' failures at Error,
+		// quoting the error, which can be a row of the data (a CSV line that does not parse):
+		// the analyst must see only the engine's uniform error. Nothing of Beam's is logged.
+		blog.SetLogger(quiet{})
+		slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}
 	terminal := func(x any) bool { f, ok := x.(*os.File); return ok && cli.IsTerminal(f) }
 	err = cli.Run(context.Background(), cliArgs, cli.Options{
@@ -76,7 +102,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, exec func(con
 		StdinIsTerminal:  terminal(stdin),
 		StdoutIsTerminal: terminal(stdout),
 		Open: func(ctx context.Context, cfg dpsql.Config) (cli.Engine, error) {
-			return open(ctx, cfg, ledgerURL, exec)
+			ledger := ""
+			if ledgerURL != nil {
+				ledger = *ledgerURL
+			}
+			return open(ctx, cfg, ledger, exec)
 		},
 		Complete: dpsql.Complete,
 		Notify: func(c chan<- os.Signal) func() {
@@ -91,12 +121,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, exec func(con
 }
 
 var (
-	beamInfo = flag.Bool("beam_info", false, "keep Beam's info logging (pipeline plans, runner stages)")
+	beamInfo = flag.Bool("beam_info", false, "Beam's logs (with --owner only: a failed worker's error can quote a row of the data)")
 	shards   = flag.Int("shards", 0, "the most shards a private relation's files are split into (0: 4 per core of this machine); on a cluster, a few times the number of workers")
 	buckets  = flag.Int("buckets", 0, "the buckets units are shuffled in (0: 64): the parallelism of the merge across files")
 )
 
 func execute(ctx context.Context, p *beam.Pipeline) error { return beamx.Run(ctx, p) }
+
+// quiet is a Beam logger that logs nothing.
+type quiet struct{}
+
+func (quiet) Log(context.Context, blog.Severity, int, string) {}
 
 // dpsqlFlags are the flags cli.Run parses (long names, and short ones as single letters); the
 // ledger flag is dpsql-beam's own; every other flag goes to Beam's flag set.
@@ -107,7 +142,7 @@ var dpsqlFlags = map[string]bool{
 }
 
 // splitArgs separates dpsql's arguments (and positionals) from Beam's flags and --ledger.
-func splitArgs(args []string) (cliArgs, beamArgs []string, ledgerURL string, err error) {
+func splitArgs(args []string) (cliArgs, beamArgs []string, ledgerURL *string, err error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -123,12 +158,12 @@ func splitArgs(args []string) (cliArgs, beamArgs []string, ledgerURL string, err
 		case name == "ledger":
 			if !hasValue {
 				if i+1 >= len(args) {
-					return nil, nil, "", errors.New("option --ledger needs a value (a DuckDB file or a postgres:// URL)")
+					return nil, nil, nil, errors.New("option --ledger needs a value (a DuckDB file or a postgres:// URL)")
 				}
 				i++
 				value = args[i]
 			}
-			ledgerURL = value
+			ledgerURL = &value
 		case dpsqlFlags[name] || (!strings.HasPrefix(a, "--") && len(name) > 1 && dpsqlFlags[name[:1]]):
 			cliArgs = append(cliArgs, a)
 		case flag.Lookup(name) != nil:
@@ -244,7 +279,8 @@ dpsql-beam options:
       --shards N        split a private relation's files into at most N shards (default 4
                         per core of this machine; on a cluster, a few times the workers)
       --buckets N       shuffle units in N buckets (default 64)
-      --beam_info       keep Beam's info logging
+      --beam_info       Beam's logs (off by default: a failed worker's error can quote a row
+                        of the data; only with --owner)
 Beam options (any flag of the Beam Go SDK), for example:
       --runner R        prism (default, in this process), direct, flink, spark, dataflow,
                         universal

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// The outside review of dpsql-beam (issue 13) found these; each test keeps the attack.
+
+// writeFiles writes files under a new directory and returns it.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// csvPeople is a CSV file of people uid lo..hi-1, with age(i) as the age column.
+func csvPeople(lo, hi int, age func(int) string) string {
+	var b strings.Builder
+	b.WriteString("uid,city,age\n")
+	for i := lo; i < hi; i++ {
+		fmt.Fprintf(&b, "%d,c%d,%s\n", i, i%3, age(i))
+	}
+	return b.String()
+}
+
+// TestReviewNoRowInLogs: a row that fails to parse after the charge is not printed (Beam's
+// runners log workers' errors, which quote the CSV line); the analyst sees the uniform error.
+func TestReviewNoRowInLogs(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"v0.csv": csvPeople(0, 30000, func(i int) string {
+			if i == 25555 {
+				return "SECRET-VALUE"
+			}
+			return fmt.Sprint(20 + i%50)
+		}),
+		"v1.csv":    csvPeople(30000, 30100, func(i int) string { return fmt.Sprint(20 + i%50) }),
+		"setup.sql": "",
+	})
+	setup := filepath.Join(dir, "setup.sql")
+	os.WriteFile(setup, []byte("CREATE VIEW people OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_csv('"+dir+"/v*.csv'));\nSET BUDGET OPTIONS(epsilon=10, delta=1e-3);"), 0o600)
+	// Beam's loggers write to the process's standard error, not to run's: capture file
+	// descriptor 2 while the query runs.
+	capture, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := syscall.Dup(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Dup3(int(capture.Fd()), 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := beamRun(t, "-q", "--init", setup, "-c", "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) city, ANON_SUM(age CLAMPED BETWEEN 0 AND 100) AS n FROM people GROUP BY city")
+	syscall.Dup3(saved, 2, 0)
+	logged, _ := os.ReadFile(capture.Name())
+	if code == 0 || !strings.Contains(errs, "2P003") || strings.Contains(errs+string(logged), "SECRET") || len(errs) > 2000 {
+		t.Errorf("exit %d, stderr:\n%s\nprocess stderr:\n%s", code, errs, logged)
+	}
+}
+
+// TestReviewUnitTypedDifferentlyPerFile: files that type the unit (and a key) differently
+// (BIGINT, DOUBLE, DECIMAL) still make one unit, as in dpsql: every shard casts the view's
+// columns to the coordinator's types.
+func TestReviewUnitTypedDifferentlyPerFile(t *testing.T) {
+	dir := t.TempDir()
+	types := []string{"BIGINT", "DOUBLE", "DECIMAL(9,2)", "DECIMAL(9,3)"}
+	var copies []string
+	for i, typ := range types {
+		copies = append(copies, fmt.Sprintf(`COPY (SELECT CAST(uid AS %s) AS uid, CAST(g AS %s) AS g, 10 AS x FROM (VALUES (7, 1), (%d, 1), (%d, 2)) AS t(uid, g)) TO '%s/p%d.parquet'`,
+			typ, typ, 100+i, 200+i, dir, i))
+	}
+	setup := filepath.Join(dir, "setup.sql")
+	if code, _, errs := dpsqlRun(t, "--owner", "-c", strings.Join(copies, ";")); code != 0 {
+		t.Fatal(errs)
+	}
+	os.WriteFile(setup, []byte("CREATE VIEW t OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_parquet('"+dir+"/p*.parquet'));\nSET BUDGET UNLIMITED;"), 0o600)
+	q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=0.99999, kappa=1) ANON_COUNT(DISTINCT uid) AS units, ANON_SUM(x CLAMPED BETWEEN 0 AND 10) AS s FROM t"
+	_, bout, berrs := beamRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
+	_, dout, _ := dpsqlRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
+	if bout != dout || !strings.Contains(dout, "9,90") {
+		t.Errorf("dpsql-beam %q (%s), dpsql %q", bout, berrs, dout)
+	}
+	q = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=0.99999, kappa=2) g, ANON_COUNT(DISTINCT uid) AS units FROM t GROUP BY g ORDER BY g"
+	_, bout, _ = beamRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
+	_, dout, _ = dpsqlRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
+	if bout != dout {
+		t.Errorf("keys: dpsql-beam %q, dpsql %q", bout, dout)
+	}
+}
+
+// TestReviewNoFreeOracle: whether a query fails before its charge does not depend on one
+// person's row: neighbouring CSV data sets (one person's age a number or text; one person's
+// line malformed) get the same answer, the budget refusal, as in dpsql.
+func TestReviewNoFreeOracle(t *testing.T) {
+	num := func(i int) string { return fmt.Sprint(20 + i%50) }
+	na := func(i int) string {
+		if i%50 == 3 {
+			return "n/a"
+		}
+		return num(i)
+	}
+	sets := map[string]map[string]string{
+		"A":  {"v0.csv": csvPeople(0, 50, na), "v1.csv": csvPeople(50, 100, na), "v2.csv": csvPeople(100, 150, num)},
+		"A2": {"v0.csv": csvPeople(0, 50, na), "v1.csv": csvPeople(50, 100, na), "v2.csv": csvPeople(100, 150, func(i int) string { return map[bool]string{true: "n/a", false: num(i)}[i == 107] })},
+		"B0": {"v0.csv": csvPeople(0, 50, num), "v1.csv": csvPeople(50, 100, num), "v2.csv": csvPeople(100, 150, num)},
+		"B":  {"v0.csv": csvPeople(0, 50, num), "v1.csv": csvPeople(50, 100, num), "v2.csv": strings.Replace(csvPeople(100, 150, num), "107,c2,27\n", "107,c2,27,oops\n", 1)},
+	}
+	for name, files := range sets {
+		dir := writeFiles(t, files)
+		setup := filepath.Join(dir, "setup.sql")
+		os.WriteFile(setup, []byte("CREATE VIEW people OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_csv('"+dir+"/v*.csv'));\nSET BUDGET OPTIONS(epsilon=0.001, delta=1e-5);"), 0o600)
+		for _, q := range []string{
+			"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) city, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM people WHERE lower(age) <> 'x' GROUP BY city",
+			"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) age, ANON_COUNT(DISTINCT uid) AS n FROM people GROUP BY age",
+			"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) city, ANON_COUNT(DISTINCT uid) AS n FROM people GROUP BY city",
+		} {
+			code, _, errs := beamRun(t, "--init", setup, "-c", q)
+			// A's and A2's view has age VARCHAR: lower(age) binds; B's and B0's age is a
+			// number, so lower(age) fails to bind the same way on both, and it is the
+			// coordinator's error, which reads no private row.
+			budget := strings.Contains(errs, "2P001")
+			if code == 0 || (!budget && !strings.Contains(errs, "lower")) || strings.Contains(errs, "v2.csv") {
+				t.Errorf("%s: %s: exit %d:\n%s", name, q, code, errs)
+			}
+			if (name == "A" || name == "A2") && !budget {
+				t.Errorf("%s: %s: not the budget refusal:\n%s", name, q, errs)
+			}
+			if (name == "B" || name == "B0") && !strings.Contains(q, "lower") && !budget {
+				t.Errorf("%s: %s: not the budget refusal:\n%s", name, q, errs)
+			}
+		}
+	}
+}
+
+// TestReviewSelfJoinRefused: reading the private relation twice would join only rows of the
+// same file: refused before the charge.
+func TestReviewSelfJoinRefused(t *testing.T) {
+	for _, q := range []string{
+		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=3) ANON_COUNT(*) FROM purchases a JOIN purchases b USING (customer_id)",
+		"WITH c AS (SELECT customer_id, item FROM purchases) SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=3) ANON_COUNT(*) FROM c JOIN purchases p USING (customer_id)",
+		"WITH c AS (SELECT customer_id, item FROM purchases) SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=3) ANON_COUNT(*) FROM c a JOIN c b USING (customer_id)",
+	} {
+		code, _, errs := beamRun(t, "--init", "../examples/shop/beam-setup.sql", "-c", q)
+		if code == 0 || !strings.Contains(errs, "2 times") || !strings.Contains(errs, "distributed-stage") || strings.Contains(errs, "charged") {
+			t.Errorf("%s: exit %d:\n%s", q, code, errs)
+		}
+	}
+}
+
+// TestReviewOwnerSettings: the owner's SET TimeZone applies on the workers as on the
+// coordinator; a view with casts is read; --ledger "" is refused.
+func TestReviewOwnerSettingsAndViews(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := dpsqlRun(t, "--owner", "-c", fmt.Sprintf(`COPY (SELECT i AS uid, TIMESTAMPTZ '2024-01-10 20:00:00+00' + (i %% 60) * INTERVAL 1 HOUR AS ts FROM range(1200) r(i)) TO '%s/p.parquet'`, dir)); code != 0 {
+		t.Fatal(errs)
+	}
+	setup := filepath.Join(dir, "setup.sql")
+	os.WriteFile(setup, []byte("SET TimeZone = 'Asia/Tokyo';\nCREATE VIEW t OPTIONS(anonymization_userid_column='uid') AS (SELECT *, CAST(ts AS DATE) AS day, ts::TIME AS tod FROM read_parquet('"+dir+"/p.parquet'));\nSET BUDGET UNLIMITED;"), 0o600)
+	q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=0.99999, kappa=1) day, hour(ts) AS h, ANON_COUNT(DISTINCT uid) AS u FROM t GROUP BY day, h ORDER BY day, h"
+	bcode, bout, berrs := beamRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
+	_, dout, _ := dpsqlRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
+	if bcode != 0 || bout != dout {
+		t.Errorf("dpsql-beam (exit %d) %q %s\ndpsql %q", bcode, bout, berrs, dout)
+	}
+	if code, _, errs := beamRun(t, "--ledger", "", "--init", setup, "-c", "SHOW BUDGET"); code != 2 || !strings.Contains(errs, "--ledger needs") {
+		t.Errorf("--ledger \"\": exit %d: %s", code, errs)
+	}
+}

@@ -339,14 +339,14 @@ type contributionsFn struct{ Spec *shard.Spec }
 func (fn *contributionsFn) ProcessElement(_ int, a bucketAcc, emit func(string, groupAcc)) error {
 	groups := map[string]*shard.Group{}
 	for _, u := range a.Units {
-		for _, p := range u.Pairs {
-			g := groups[p.Group]
+		fn.Spec.Contributions(u, func(group string, c shard.Group) {
+			g := groups[group]
 			if g == nil {
 				g = &shard.Group{}
-				groups[p.Group] = g
+				groups[group] = g
 			}
-			shard.MergeGroups(g, fn.Spec.Contribution(p))
-		}
+			shard.MergeGroups(g, c)
+		})
 	}
 	for k, g := range groups {
 		emit(k, groupAcc{G: *g})

@@ -37,6 +37,10 @@ type Spec struct {
 	// bins them with ScaleExp and NumBins.
 	Histogram         int
 	ScaleExp, NumBins int
+	// Rows is max_rows_contributed: the shard rows are rows, not per-unit partials, and a
+	// unit keeps its Kappa (= max_rows_contributed) rows of smallest priority, duplicates
+	// included; each kept row's value is clamped and encoded on its own.
+	Rows bool
 }
 
 // Agg is one aggregate of a Spec.
@@ -52,10 +56,10 @@ type Agg struct {
 // histogram with the given bins. The plan's bounds and encodings must be known (as for
 // sqlgen.Stage).
 func NewSpec(p *plan.Plan, histogram, scaleExp, numBins int) (*Spec, error) {
-	if p.MaxRows > 0 {
-		return nil, fmt.Errorf("shard: max_rows_contributed is not supported")
-	}
 	s := &Spec{Kappa: p.Kappa, Keys: len(p.Query.Keys), Histogram: histogram, ScaleExp: scaleExp, NumBins: numBins}
+	if p.MaxRows > 0 {
+		s.Rows, s.Kappa = true, p.MaxRows
+	}
 	for j, a := range p.Aggregates {
 		g := Agg{Func: a.Func, Lower: a.Lower, Upper: a.Upper, Encoding: a.Encoding, Leaves: a.Leaves}
 		if histogram < 0 || j == histogram {
@@ -177,10 +181,10 @@ type Unit struct {
 	Pairs []Pair
 }
 
-// Add merges pair p into u.
+// Add merges pair p into u (with Rows, adds row p: rows are not merged).
 func (s *Spec) Add(u *Unit, p Pair) {
 	for i := range u.Pairs {
-		if u.Pairs[i].Group == p.Group {
+		if !s.Rows && u.Pairs[i].Group == p.Group {
 			s.mergeParts(u.Pairs[i].Parts, p.Parts)
 			return
 		}
@@ -262,6 +266,61 @@ type GroupAgg struct {
 type Group struct {
 	N    int64
 	Aggs []GroupAgg
+}
+
+// Contributions calls add with what unit u adds to each of its groups: with kappa, each kept
+// pair's Contribution; with Rows, per group, the unit (counted once) and each kept row's
+// value, clamped and encoded as sqlgen's rowModeColumns do.
+func (s *Spec) Contributions(u *Unit, add func(group string, g Group)) {
+	if !s.Rows {
+		for _, p := range u.Pairs {
+			add(p.Group, s.Contribution(p))
+		}
+		return
+	}
+	groups := map[string]*Group{}
+	var order []string
+	for _, p := range u.Pairs {
+		g := groups[p.Group]
+		if g == nil {
+			g = &Group{N: 1, Aggs: make([]GroupAgg, len(s.Aggs))}
+			groups[p.Group] = g
+			order = append(order, p.Group)
+		}
+		c := 0
+		for j, a := range s.Aggs {
+			parts := p.Parts[c : c+len(a.Parts)]
+			c += len(a.Parts)
+			ga := &g.Aggs[j]
+			e := a.Encoding
+			switch a.Func {
+			case analyzer.CountRows:
+				ga.CountSum++
+			case analyzer.CountValues:
+				ga.CountSum += float64(parts[0].I)
+			case analyzer.Sum, analyzer.Avg, analyzer.VarPop, analyzer.StddevPop:
+				if parts[0].Null {
+					continue
+				}
+				x := encode(parts[0].F, e.Unit, e.LowerUnits, e.UpperUnits)
+				ga.C++
+				ga.S = ga.S.AddInt64(x)
+				if a.Func == analyzer.VarPop || a.Func == analyzer.StddevPop {
+					ga.Q = ga.Q.AddSquare(x)
+				}
+			case analyzer.Percentile, analyzer.Quantiles:
+				if !parts[0].Null {
+					if ga.Leaves == nil {
+						ga.Leaves = map[int64]int64{}
+					}
+					ga.Leaves[leaf(parts[0].F, a.Lower, a.Upper, a.Leaves)]++
+				}
+			}
+		}
+	}
+	for _, k := range order {
+		add(k, *groups[k])
+	}
 }
 
 // Contribution is what one kept (unit, group) adds to its group: the stage's per-unit
@@ -380,7 +439,11 @@ func (s *Spec) Row(group string, g Group) (map[string]any, error) {
 		}
 		switch a.Func {
 		case analyzer.CountRows, analyzer.CountValues:
-			row[sqlgen.SumColumn(j)] = sum(int128.Int{}.AddInt64(int64(math.Round(ga.CountSum))), g.N)
+			n := g.N
+			if s.Rows {
+				n = 1 // COUNT, not SUM: 0 for no row
+			}
+			row[sqlgen.SumColumn(j)] = sum(int128.Int{}.AddInt64(int64(math.Round(ga.CountSum))), n)
 		case analyzer.Sum, analyzer.Avg:
 			row[sqlgen.CountColumn(j)] = ga.C
 			row[sqlgen.SumColumn(j)] = sum(ga.S, ga.C)
@@ -427,14 +490,20 @@ func (s *Spec) HistogramContribution(p Pair) Histogram {
 			continue
 		}
 		var xs []float64
-		switch a.Func {
-		case analyzer.CountRows, analyzer.CountValues:
+		switch {
+		case len(parts) == 0:
+		case s.Rows:
+			// Each kept row's value (sqlgen.BoundsStage under max_rows_contributed).
+			if !parts[0].Null {
+				xs = []float64{parts[0].F}
+			}
+		case a.Func == analyzer.CountRows || a.Func == analyzer.CountValues:
 			xs = []float64{float64(parts[0].I)}
-		case analyzer.Sum, analyzer.Avg:
+		case a.Func == analyzer.Sum || a.Func == analyzer.Avg:
 			if x, ok := perUnit(a.Func, parts); ok {
 				xs = []float64{x}
 			}
-		case analyzer.VarPop, analyzer.StddevPop:
+		case a.Func == analyzer.VarPop || a.Func == analyzer.StddevPop:
 			for _, part := range parts {
 				if !part.Null {
 					xs = append(xs, part.F)

@@ -102,11 +102,11 @@ func (st *Stager) job(ctx context.Context, p *plan.Plan, histogram, scaleExp, nu
 	}
 	spec, err := NewSpec(p, histogram, scaleExp, numBins)
 	if err != nil {
-		return nil, unsupported(p, err)
+		return nil, err
 	}
 	q, err := sqlgen.ShardQuery(p, histogram)
 	if err != nil {
-		return nil, unsupported(p, err)
+		return nil, err
 	}
 	job := &Job{Spec: spec, Query: q}
 	for _, files := range split(src.Files, st.maxShards()) {
@@ -134,15 +134,6 @@ func split(files []string, n int) [][]string {
 		out = append(out, files[i*len(files)/n:(i+1)*len(files)/n])
 	}
 	return out
-}
-
-func unsupported(p *plan.Plan, err error) error {
-	if p.MaxRows > 0 {
-		return sqlerr.Privacy(p.Query.Options.Pos, RuleDistributed,
-			"max_rows_contributed is not supported by the distributed stage yet",
-			"bound contributions with max_groups_contributed (kappa) instead, or run the query with dpsql")
-	}
-	return err
 }
 
 // Check finds the query's source, checks that its local files can be opened, and binds the
@@ -193,9 +184,6 @@ func (st *Stager) Explain(ctx context.Context, p *plan.Plan) ([]string, error) {
 	src, err := st.source(ctx, p)
 	if err != nil {
 		return nil, err
-	}
-	if p.MaxRows > 0 {
-		return nil, unsupported(p, nil)
 	}
 	q, err := sqlgen.ShardQuery(p, -1)
 	if err != nil {
@@ -370,14 +358,14 @@ func (l Local) Groups(ctx context.Context, job *Job, path string) error {
 	}
 	groups := map[string]*Group{}
 	for _, u := range units {
-		for _, p := range u.Pairs {
-			g := groups[p.Group]
+		job.Spec.Contributions(u, func(group string, c Group) {
+			g := groups[group]
 			if g == nil {
 				g = &Group{}
-				groups[p.Group] = g
+				groups[group] = g
 			}
-			MergeGroups(g, job.Spec.Contribution(p))
-		}
+			MergeGroups(g, c)
+		})
 	}
 	f, err := os.Create(path)
 	if err != nil {

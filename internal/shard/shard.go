@@ -287,12 +287,8 @@ func (s *Spec) Contributions(u *Unit, add func(group string, g Group)) {
 			groups[p.Group] = g
 			order = append(order, p.Group)
 		}
-		c := 0
-		for j, a := range s.Aggs {
-			parts := p.Parts[c : c+len(a.Parts)]
-			c += len(a.Parts)
-			ga := &g.Aggs[j]
-			e := a.Encoding
+		for j, parts := range s.byAggregate(p) {
+			a, ga, e := s.Aggs[j], &g.Aggs[j], s.Aggs[j].Encoding
 			switch a.Func {
 			case analyzer.CountRows:
 				ga.CountSum++
@@ -327,12 +323,8 @@ func (s *Spec) Contributions(u *Unit, add func(group string, g Group)) {
 // partials, clamped and encoded as sqlgen's SQL does.
 func (s *Spec) Contribution(p Pair) Group {
 	g := Group{N: 1, Aggs: make([]GroupAgg, len(s.Aggs))}
-	c := 0
-	for j, a := range s.Aggs {
-		parts := p.Parts[c : c+len(a.Parts)]
-		c += len(a.Parts)
-		ga := &g.Aggs[j]
-		e := a.Encoding
+	for j, parts := range s.byAggregate(p) {
+		a, ga, e := s.Aggs[j], &g.Aggs[j], s.Aggs[j].Encoding
 		switch a.Func {
 		case analyzer.CountRows, analyzer.CountValues:
 			ga.CountSum = clamp(float64(parts[0].I), a.Lower, a.Upper)
@@ -355,6 +347,17 @@ func (s *Spec) Contribution(p Pair) Group {
 		}
 	}
 	return g
+}
+
+// byAggregate splits a pair's parts by aggregate.
+func (s *Spec) byAggregate(p Pair) [][]Part {
+	out := make([][]Part, len(s.Aggs))
+	c := 0
+	for j, a := range s.Aggs {
+		out[j] = p.Parts[c : c+len(a.Parts)]
+		c += len(a.Parts)
+	}
+	return out
 }
 
 // perUnit is the stage's per-unit partial of a SUM or AVG (valueExpr over SUM or AVG): not a
@@ -482,10 +485,8 @@ type Histogram struct {
 // smallest and largest value).
 func (s *Spec) HistogramContribution(p Pair) Histogram {
 	h := Histogram{Positive: make([]int64, s.NumBins), Negative: make([]int64, s.NumBins)}
-	c := 0
-	for j, a := range s.Aggs {
-		parts := p.Parts[c : c+len(a.Parts)]
-		c += len(a.Parts)
+	for j, parts := range s.byAggregate(p) {
+		a := s.Aggs[j]
 		if j != s.Histogram {
 			continue
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs" // --temp_location gs://... on Dataflow
 	blog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
@@ -64,6 +65,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, exec func(con
 	}
 	if *beamInfo && !slices.Contains(cliArgs, "--owner") {
 		fmt.Fprintln(stderr, "dpsql-beam: --beam_info needs --owner: Beam's logs show workers' errors, which can quote rows of the data")
+		return 2
+	}
+	if err := checkRunner(*runners.Runner, *jobopts.Endpoint, *jobopts.EnvironmentType, *jobopts.WorkerBinary); err != nil {
+		fmt.Fprintf(stderr, "dpsql-beam: %v\n", err)
 		return 2
 	}
 	if ledgerURL != nil && *ledgerURL == "" {
@@ -127,6 +132,25 @@ var (
 )
 
 func execute(ctx context.Context, p *beam.Pipeline) error { return beamx.Run(ctx, p) }
+
+// checkRunner refuses, before any query is charged, a runner configuration that could only
+// fail when the pipeline is submitted: a portable runner without a job service, or remote
+// workers without a worker binary (the SDK would cross-compile one without cgo, which cannot
+// link DuckDB).
+func checkRunner(runner, endpoint, environment, workerBinary string) error {
+	switch strings.ToLower(runner) {
+	case "", "prism", "direct":
+		return nil
+	case "flink", "spark", "universal", "portable":
+		if endpoint == "" {
+			return fmt.Errorf("--runner=%s needs --endpoint=HOST:PORT, the address of the cluster's Beam job service (docs/beam.md, \"dpsql-beam\")", runner)
+		}
+	}
+	if workerBinary == "" && !strings.EqualFold(environment, "LOOPBACK") {
+		return fmt.Errorf("--runner=%s runs workers elsewhere, and they need a worker binary built with cgo (DuckDB): build dpsql-beam for linux/amd64 with CGO_ENABLED=1 and pass --worker_binary=PATH (docs/beam.md, \"dpsql-beam\")", runner)
+	}
+	return nil
+}
 
 // quiet is a Beam logger that logs nothing.
 type quiet struct{}

@@ -289,3 +289,25 @@ func TestLedger(t *testing.T) {
 		t.Errorf("SHOW BUDGET: exit %d: %s %s", code, out, errs)
 	}
 }
+
+// TestRunnerConfiguration: a runner configuration that could only fail at submission is
+// refused at start, before anything is charged.
+func TestRunnerConfiguration(t *testing.T) {
+	for _, c := range []struct {
+		runner, endpoint, env, bin string
+		want                       string
+	}{
+		{"prism", "", "", "", ""},
+		{"direct", "", "", "", ""},
+		{"flink", "", "", "", "needs --endpoint"},
+		{"spark", "localhost:8099", "", "", "--worker_binary"},
+		{"flink", "localhost:8099", "LOOPBACK", "", ""},
+		{"dataflow", "", "", "", "--worker_binary"},
+		{"dataflow", "", "", "/bin/dpsql-beam", ""},
+	} {
+		err := checkRunner(c.runner, c.endpoint, c.env, c.bin)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+}

@@ -37,6 +37,9 @@ type Plan struct {
 	// UnitType is the database type of the privacy unit, when a distributed stage needs it
 	// (internal/shard compares units across shards by their normalised text).
 	UnitType string
+	// UnitFolds are the functions that fold a text unit as the database's default collation
+	// compares it (lower for NOCASE, strip_accents for NOACCENT), for the same reason.
+	UnitFolds []string
 	// Selection is how groups are chosen for release.
 	Selection Selection
 	// Aggregates are the released aggregates, in query order.

@@ -38,6 +38,12 @@ type Source struct {
 	// (BIGINT here, DOUBLE there; types sniffed from a CSV file's rows) gives the same values
 	// as the coordinator's view over all files, and the query binds the same everywhere.
 	columns [][2]string
+	// readerTypes are the columns of the file reader itself as the coordinator reads them
+	// (CSV and JSON only, whose types are sniffed from each file's rows): every shard's reader
+	// is given them (types = {...} for CSV, columns = {...} for JSON), so that a file whose
+	// own rows would sniff differently (numbers in a column the coordinator reads as text)
+	// gives the same values.
+	readerTypes [][2]string
 }
 
 // RuleDistributed names the refusals of queries the distributed stage cannot run.
@@ -124,6 +130,9 @@ func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog,
 	}
 	if len(s.columns) == 0 {
 		return nil, notView("its columns are unknown")
+	}
+	if err := s.sniffedTypes(ctx, coord); err != nil {
+		return nil, err
 	}
 	if err := s.expand(ctx); err != nil {
 		return nil, err
@@ -420,6 +429,46 @@ func (s *Source) ShardSetup(files []string) []string {
 	return append(append([]string(nil), s.setup...), s.ShardView(files))
 }
 
+// typeArgs are the reader options that fix column types; a view that sets one keeps its own.
+var typeArgs = map[string]bool{"types": true, "dtypes": true, "column_types": true, "columns": true, "all_varchar": true, "auto_detect": true}
+
+// sniffedTypes fills readerTypes for CSV and JSON readers whose view does not fix the types.
+func (s *Source) sniffedTypes(ctx context.Context, coord backend.Querier) error {
+	name := strings.ToLower(s.read.Name[0].Name)
+	if !strings.Contains(name, "csv") && !strings.Contains(name, "json") {
+		return nil
+	}
+	for _, a := range s.read.Args[1:] {
+		if p, ok := a.(*ast.Paren); ok {
+			a = p.X
+		}
+		if b, ok := a.(*ast.Binary); ok {
+			if c, ok := b.L.(*ast.ColumnRef); ok && typeArgs[strings.ToLower(c.Parts[len(c.Parts)-1].Name)] {
+				return nil
+			}
+		}
+	}
+	for _, a := range s.read.NamedArgs {
+		if typeArgs[strings.ToLower(a.Name.Name)] {
+			return nil
+		}
+	}
+	alias := s.read.Alias
+	s.read.Alias = nil
+	rows, err := coord.Query(ctx, "SELECT * FROM "+sqlgen.Print(backend.DuckDB, s.read)+" LIMIT 0")
+	s.read.Alias = alias
+	if err != nil {
+		return fmt.Errorf("shard: the columns of %s's files: %w", s.Relation, err)
+	}
+	for i, c := range rows.Columns {
+		s.readerTypes = append(s.readerTypes, [2]string{c, rows.Types[i]})
+	}
+	return nil
+}
+
+// typesPlaceholder stands for the reader's types argument while the view is printed.
+const typesPlaceholder = "\x00dpsql-reader-types\x00"
+
 // ShardView is the statement that creates the private view over files alone, each column cast
 // to its type on the coordinator.
 func (s *Source) ShardView(files []string) string {
@@ -433,8 +482,24 @@ func (s *Source) ShardView(files []string) string {
 		arg = list
 	}
 	s.read.Args[0] = arg
+	args := s.read.Args
+	if len(s.readerTypes) > 0 {
+		s.read.Args = append(append([]ast.Expr(nil), args...), &ast.Literal{Kind: ast.StringLit, Text: typesPlaceholder})
+	}
 	body := sqlgen.Print(backend.DuckDB, s.view)
+	s.read.Args = args
 	s.read.Args[0] = saved
+	if len(s.readerTypes) > 0 {
+		var fields []string
+		for _, c := range s.readerTypes {
+			fields = append(fields, fmt.Sprintf("%s: %s", quoteLiteral(c[0]), quoteLiteral(c[1])))
+		}
+		param := "types"
+		if strings.Contains(strings.ToLower(s.read.Name[0].Name), "json") {
+			param = "columns"
+		}
+		body = strings.Replace(body, quoteLiteral(typesPlaceholder), param+" = {"+strings.Join(fields, ", ")+"}", 1)
+	}
 	var cols []string
 	for _, c := range s.columns {
 		cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(c[0]), c[1], quoteIdent(c[0])))

@@ -88,6 +88,9 @@ func (st *Stager) source(ctx context.Context, p *plan.Plan) (*Source, error) {
 		return nil, err
 	}
 	p.UnitType = unit.Types[0]
+	if err := unitFolds(ctx, st.Coordinator, p); err != nil {
+		return nil, err
+	}
 	if st.sources == nil {
 		st.sources = map[*plan.Plan]*Source{}
 	}
@@ -173,6 +176,40 @@ func (st *Stager) Check(ctx context.Context, p *plan.Plan) error {
 	}
 	if _, err := db.Query(ctx, "SELECT 1 FROM (\n"+job.Query+"\n) AS _dp_check LIMIT 0"); err != nil {
 		return shardError(sh, err)
+	}
+	return nil
+}
+
+// unitFolds checks that units can be compared by their text across shards and sets the folds
+// of the database's default collation for text units: a nested unit (a list or a struct, whose
+// elements could be -0 or NaN) or a collation other than NOCASE and NOACCENT is refused.
+func unitFolds(ctx context.Context, coord backend.Querier, p *plan.Plan) error {
+	t := strings.ToUpper(p.UnitType)
+	if strings.ContainsAny(t, "[(") && !strings.HasPrefix(t, "DECIMAL") || strings.HasPrefix(t, "STRUCT") || strings.HasPrefix(t, "MAP") || strings.HasPrefix(t, "UNION") {
+		return sqlerr.Privacy(p.Query.Options.Pos, RuleDistributed,
+			fmt.Sprintf("a privacy unit of type %s is not supported by the distributed stage: units are matched across files by their text", p.UnitType),
+			"use a column of a scalar type (an integer, a string, a UUID) as the privacy unit")
+	}
+	if t != "VARCHAR" {
+		return nil
+	}
+	r, err := coord.Query(ctx, "SELECT CAST(current_setting('default_collation') AS VARCHAR)")
+	if err != nil || len(r.Values) != 1 {
+		return err
+	}
+	c, _ := r.Values[0][0].(string)
+	for _, part := range strings.Split(strings.ToLower(c), ".") {
+		switch part {
+		case "", "binary", "c", "posix":
+		case "nocase":
+			p.UnitFolds = append(p.UnitFolds, "lower")
+		case "noaccent":
+			p.UnitFolds = append(p.UnitFolds, "strip_accents")
+		default:
+			return sqlerr.Privacy(p.Query.Options.Pos, RuleDistributed,
+				fmt.Sprintf("the default collation %q is not supported by the distributed stage: units are matched across files by their text", c),
+				"remove SET default_collation from the setup, or use NOCASE or NOACCENT")
+		}
 	}
 	return nil
 }

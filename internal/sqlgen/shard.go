@@ -155,14 +155,34 @@ func ShardQuery(p *plan.Plan, histogram int) (string, error) {
 		prio = priority(d, vals, p.Seed)
 	}
 	// Units are compared by their text across shards: normalised like keys (-0 and 0 are one
-	// unit, as they are one to the database's equality).
-	cols := []string{fmt.Sprintf("CAST(%s AS VARCHAR) AS _dp_u", NormaliseKey(d, "_dp_uid", p.UnitType)), prio + " AS _dp_h"}
-	for _, k := range keys {
-		cols = append(cols, fmt.Sprintf("CAST(%s AS VARCHAR) AS %s", k, k))
+	// unit, as they are one to the database's equality), NaN spelled one way, text folded by
+	// the database's default collation.
+	unit := shardText(NormaliseKey(d, "_dp_uid", p.UnitType), p.UnitType)
+	for _, fold := range p.UnitFolds {
+		unit = fmt.Sprintf("%s(%s)", fold, unit)
+	}
+	cols := []string{unit + " AS _dp_u", prio + " AS _dp_h"}
+	for i, k := range keys {
+		t := ""
+		if i < len(p.KeyTypes) {
+			t = p.KeyTypes[i]
+		}
+		cols = append(cols, fmt.Sprintf("%s AS %s", shardText(k, t), k))
 	}
 	cols = append(cols, outs...)
 	b.WriteString("\nSELECT " + strings.Join(cols, ", ") + "\nFROM _dp_bounded")
 	return b.String(), nil
+}
+
+// shardText is x, of type typ, as the text a shard sends: one spelling for every value the
+// database's equality takes as one (x is already normalised by NormaliseKey; NaN and -NaN are
+// equal floats that print differently).
+func shardText(x, typ string) string {
+	switch strings.ToUpper(typ) {
+	case "DOUBLE", "FLOAT", "REAL", "FLOAT8", "FLOAT4":
+		return fmt.Sprintf("CASE WHEN isnan(%s) THEN 'nan' ELSE CAST(%s AS VARCHAR) END", x, x)
+	}
+	return fmt.Sprintf("CAST(%s AS VARCHAR)", x)
 }
 
 // pickPriority is the priority of quantile aggregate j's pick (quantilePick), over the

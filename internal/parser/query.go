@@ -135,6 +135,22 @@ func (p *parser) parseSetOperand() ast.SetExpr {
 }
 
 // parseSelect parses one SELECT block.
+// endsSelectList reports whether the token after a comma in a select list ends the list (a
+// trailing comma): a clause keyword or a closing parenthesis. At the end of the statement a
+// comma still asks for an expression (the statement is likely unfinished).
+func (p *parser) endsSelectList() bool {
+	t := p.tok()
+	if t.isOp(")") {
+		return true
+	}
+	for _, kw := range []string{"FROM", "WHERE", "GROUP", "HAVING", "QUALIFY", "WINDOW", "ORDER", "LIMIT", "OFFSET", "UNION", "INTERSECT", "EXCEPT"} {
+		if t.is(kw) {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *parser) parseSelect() *ast.Select {
 	start := p.expect("SELECT").Pos
 	s := &ast.Select{}
@@ -169,7 +185,8 @@ func (p *parser) parseSelect() *ast.Select {
 	}
 	for {
 		s.Items = append(s.Items, p.parseSelectItem())
-		if !p.acceptOp(",") {
+		if !p.acceptOp(",") || p.endsSelectList() {
+			// GoogleSQL allows a trailing comma: SELECT a, b, FROM t.
 			break
 		}
 	}

@@ -86,13 +86,6 @@ type Runner struct {
 // DefaultBuckets is Runner.Buckets when it is 0.
 const DefaultBuckets = 64
 
-// job is the part of a shard.Job a worker needs, as a DoFn field (JSON).
-type job struct {
-	Spec   *shard.Spec
-	Query  string
-	Shards []shard.Shard
-}
-
 // buckets builds the pipeline up to each bucket's merged units.
 func (r *Runner) buckets(s beam.Scope, j *shard.Job) beam.PCollection {
 	idx := make([]int, len(j.Shards))
@@ -104,7 +97,7 @@ func (r *Runner) buckets(s beam.Scope, j *shard.Job) beam.PCollection {
 		b = DefaultBuckets
 	}
 	shards := beam.Reshuffle(s, beam.CreateList(s, idx))
-	batches := beam.ParDo(s, &scanFn{Job: job{Spec: j.Spec, Query: j.Query, Shards: j.Shards}, Threads: r.Threads, Buckets: b}, shards)
+	batches := beam.ParDo(s, &scanFn{Job: *j, Threads: r.Threads, Buckets: b}, shards)
 	return beam.CombinePerKey(s, &bucketFn{Spec: j.Spec}, batches)
 }
 
@@ -205,7 +198,7 @@ const maxBatch = 4 << 20
 // scanFn runs the shard query over one file and emits its (unit, pair) rows in batches, one
 // per bucket of units.
 type scanFn struct {
-	Job     job
+	Job     shard.Job // a DoFn field: encoded as JSON for the workers
 	Threads int
 	Buckets int
 }
@@ -214,9 +207,8 @@ func (fn *scanFn) ProcessElement(ctx context.Context, i int, emit func(int, []by
 	if i < 0 || i >= len(fn.Job.Shards) {
 		return fmt.Errorf("sqlbeam: shard %d of %d", i, len(fn.Job.Shards))
 	}
-	j := &shard.Job{Spec: fn.Job.Spec, Query: fn.Job.Query, Shards: fn.Job.Shards}
 	batches := make([][]byte, fn.Buckets)
-	err := shard.Scan(ctx, j, fn.Job.Shards[i], fn.Threads, func(unit string, p shard.Pair) error {
+	err := shard.Scan(ctx, &fn.Job, fn.Job.Shards[i], fn.Threads, func(unit string, p shard.Pair) error {
 		b := bucket(unit, fn.Buckets)
 		batches[b] = shard.AppendRecord(batches[b], unit, p)
 		if len(batches[b]) >= maxBatch {

@@ -16,7 +16,6 @@ import (
 	"github.com/dpsql/dpsql/internal/exec"
 	"github.com/dpsql/dpsql/internal/limits"
 	"github.com/dpsql/dpsql/internal/parser"
-	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/rewrite"
 	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/internal/store"
@@ -345,10 +344,8 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	cost := ledger.Budget{Epsilon: p.Cost.Epsilon, Delta: p.Cost.Delta}
 	if explain {
 		r := explainResult(prep, cost)
-		if ex, ok := e.o.Stager.(interface {
-			Explain(context.Context, *plan.Plan) ([]string, error)
-		}); ok {
-			lines, err := ex.Explain(ctx, p)
+		if e.o.Stager != nil {
+			lines, err := e.o.Stager.Explain(ctx, p)
 			if err != nil {
 				return nil, err
 			}

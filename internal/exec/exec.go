@@ -57,6 +57,8 @@ type Stager interface {
 	// Stage returns the rows of sqlgen.Stage(p); b is the backend, which may hold
 	// what the stage joins (public domains).
 	Stage(ctx context.Context, p *plan.Plan, b backend.Backend) (*backend.Rows, error)
+	// Explain describes for EXPLAIN how the stage runs, after the engine's plan.
+	Explain(ctx context.Context, p *plan.Plan) ([]string, error)
 }
 
 // Prepare builds the mechanisms and the stage SQL of a plan, or, when bounds must be
@@ -239,6 +241,7 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 	if err := pr.setKeyTypes(probe.Types[:len(pr.Plan.Query.Keys)]); err != nil {
 		return err
 	}
+	pr.Plan.UnitType = probe.Types[len(probe.Types)-1]
 	pr.probe = probe
 	return nil
 }

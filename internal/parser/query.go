@@ -134,7 +134,6 @@ func (p *parser) parseSetOperand() ast.SetExpr {
 	return nil
 }
 
-// parseSelect parses one SELECT block.
 // endsSelectList reports whether the token after a comma in a select list ends the list (a
 // trailing comma): a clause keyword or a closing parenthesis. At the end of the statement a
 // comma still asks for an expression (the statement is likely unfinished).
@@ -151,6 +150,7 @@ func (p *parser) endsSelectList() bool {
 	return false
 }
 
+// parseSelect parses one SELECT block.
 func (p *parser) parseSelect() *ast.Select {
 	start := p.expect("SELECT").Pos
 	s := &ast.Select{}

@@ -34,8 +34,8 @@ type Plan struct {
 	// once the executor knows them; the SQL normalises each key by its type, so that the
 	// stage's groups are exact values (sqlgen.NormaliseKey).
 	KeyTypes []string
-	// UnitType is the database type of the privacy unit, when a distributed stage needs it
-	// (internal/shard compares units across shards by their normalised text).
+	// UnitType is the database type of the privacy unit (from the same query as KeyTypes): a
+	// distributed stage compares units across shards by their normalised text (internal/shard).
 	UnitType string
 	// UnitFolds are the functions that fold a text unit as the database's default collation
 	// compares it (lower for NOCASE, strip_accents for NOACCENT), for the same reason.

@@ -88,7 +88,7 @@ func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog,
 			continue // not a setting of this DuckDB
 		}
 		if v, ok := r.Values[0][0].(string); ok {
-			s.setup = append(s.setup, fmt.Sprintf("SET %s = %s", name, quoteLiteral(v)))
+			s.setup = append(s.setup, fmt.Sprintf("SET %s = %s", name, ast.QuoteString(v)))
 		}
 	}
 	views, err := coord.Query(ctx, "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND sql IS NOT NULL ORDER BY view_oid")
@@ -492,19 +492,19 @@ func (s *Source) ShardView(files []string) string {
 	if len(s.readerTypes) > 0 {
 		var fields []string
 		for _, c := range s.readerTypes {
-			fields = append(fields, fmt.Sprintf("%s: %s", quoteLiteral(c[0]), quoteLiteral(c[1])))
+			fields = append(fields, fmt.Sprintf("%s: %s", ast.QuoteString(c[0]), ast.QuoteString(c[1])))
 		}
 		param := "types"
 		if strings.Contains(strings.ToLower(s.read.Name[0].Name), "json") {
 			param = "columns"
 		}
-		body = strings.Replace(body, quoteLiteral(typesPlaceholder), param+" = {"+strings.Join(fields, ", ")+"}", 1)
+		body = strings.Replace(body, ast.QuoteString(typesPlaceholder), param+" = {"+strings.Join(fields, ", ")+"}", 1)
 	}
 	var cols []string
 	for _, c := range s.columns {
-		cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(c[0]), c[1], quoteIdent(c[0])))
+		cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", ast.QuoteIdent(c[0]), c[1], ast.QuoteIdent(c[0])))
 	}
-	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT %s FROM (%s) AS _dp_shard", quoteIdent(s.name), strings.Join(cols, ", "), body)
+	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT %s FROM (%s) AS _dp_shard", ast.QuoteIdent(s.name), strings.Join(cols, ", "), body)
 }
 
 // CheckSetup returns the statements that build a database where a query binds as it does in
@@ -515,10 +515,10 @@ func (s *Source) ShardView(files []string) string {
 func (s *Source) CheckSetup() []string {
 	var cols []string
 	for _, c := range s.columns {
-		cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", c[1], quoteIdent(c[0])))
+		cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", c[1], ast.QuoteIdent(c[0])))
 	}
 	return append(append([]string(nil), s.setup...),
-		fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT %s LIMIT 0", quoteIdent(s.name), strings.Join(cols, ", ")))
+		fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT %s LIMIT 0", ast.QuoteIdent(s.name), strings.Join(cols, ", ")))
 }
 
 // readOnce refuses queries that read the private relation more than once (a self-join, a CTE
@@ -575,7 +575,3 @@ func readOnce(cat *catalog.Catalog, q *analyzer.Query, pos sqlerr.Pos) error {
 	}
 	return nil
 }
-
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

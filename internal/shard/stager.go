@@ -55,8 +55,6 @@ type Stager struct {
 	// Dir is a private directory for the group rows of each query; the coordinator's
 	// analyst mode must allow it (duckdb.Options.AllowedDirectories).
 	Dir string
-	// Threads is DuckDB's thread count in each shard's database (0: DuckDB's default).
-	Threads int
 	// MaxShards caps the number of shards (0: DefaultMaxShards): with more files than that,
 	// each shard reads several consecutive files, so that the cost of building a shard's
 	// database (tens of milliseconds) is paid fewer times. On a cluster, use a few times the
@@ -83,11 +81,6 @@ func (st *Stager) source(ctx context.Context, p *plan.Plan) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	unit, err := st.Coordinator.Query(ctx, sqlgen.UnitProbe(p.Query, backend.DuckDB))
-	if err != nil {
-		return nil, err
-	}
-	p.UnitType = unit.Types[0]
 	if err := unitFolds(ctx, st.Coordinator, p); err != nil {
 		return nil, err
 	}
@@ -144,11 +137,11 @@ func split(files []string, n int) [][]string {
 // relation of the coordinator's columns and types: a query the workers could not run fails
 // before it is charged, and whether it fails does not depend on any file's rows.
 func (st *Stager) Check(ctx context.Context, p *plan.Plan) error {
-	job, err := st.job(ctx, p, -1, 0, 0)
+	src, err := st.source(ctx, p)
 	if err != nil {
 		return err
 	}
-	src, err := st.source(ctx, p)
+	query, err := sqlgen.ShardQuery(p, -1)
 	if err != nil {
 		return err
 	}
@@ -174,7 +167,7 @@ func (st *Stager) Check(ctx context.Context, p *plan.Plan) error {
 			return shardError(sh, err)
 		}
 	}
-	if _, err := db.Query(ctx, "SELECT 1 FROM (\n"+job.Query+"\n) AS _dp_check LIMIT 0"); err != nil {
+	if _, err := db.Query(ctx, "SELECT 1 FROM (\n"+query+"\n) AS _dp_check LIMIT 0"); err != nil {
 		return shardError(sh, err)
 	}
 	return nil

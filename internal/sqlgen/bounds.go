@@ -92,14 +92,8 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 	if p.MaxRows > 0 {
 		// max_rows_contributed: at most MaxRows rows per unit, chosen at random; no
 		// per-unit aggregation (values are clamped per row).
-		var vals []string
-		for j, v := range values {
-			if v != "" {
-				vals = append(vals, fmt.Sprintf("_dp_v%d", j))
-			}
-		}
 		fmt.Fprintf(b, "_dp_bounded AS (\n  SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY _dp_uid ORDER BY %s) AS _dp_rank FROM _dp_rows) AS _dp_ranked WHERE _dp_rank <= %d\n)",
-			priority(d, append(append([]string(nil), keys...), vals...), p.Seed), p.MaxRows)
+			rowPriority(p, d, keys, values), p.MaxRows)
 		return keys
 	}
 	if UsesPrefilter(p, d) {
@@ -111,6 +105,18 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM _dp_rows\n  GROUP BY " + group + "\n),\n")
 	b.WriteString("_dp_bounded AS (\n" + boundContributions(d, keys, p.Kappa, p.Seed) + "\n)")
 	return keys
+}
+
+// rowPriority is the priority of a row of _dp_rows under max_rows_contributed: a hash of the
+// unit, the keys and every value column (values[j] != ""), and the seed.
+func rowPriority(p *plan.Plan, d backend.Dialect, keys, values []string) string {
+	cols := append([]string(nil), keys...)
+	for j, v := range values {
+		if v != "" {
+			cols = append(cols, fmt.Sprintf("_dp_v%d", j))
+		}
+	}
+	return priority(d, cols, p.Seed)
 }
 
 // maxPrefilterKappa is the largest kappa for which DuckDB's stage bounds contributions with

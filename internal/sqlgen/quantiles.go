@@ -25,11 +25,17 @@ func isQuantile(a *plan.Aggregate) bool {
 // distinct values).
 func quantilePick(p *plan.Plan, d backend.Dialect, keys []string, j int) string {
 	v := fmt.Sprintf("_dp_v%d", j)
-	h := strings.Join(append(append([]string{"_dp_uid"}, keys...), v), ", ")
+	h := pickPriority(p, d, keys, j)
 	if d == backend.Postgres {
-		return fmt.Sprintf("(array_agg(%s ORDER BY hashtextextended(CAST(ROW(%s) AS TEXT), %d)) FILTER (WHERE %s IS NOT NULL))[1] AS _dp_x%d", v, h, p.Seed, v, j)
+		return fmt.Sprintf("(array_agg(%s ORDER BY %s) FILTER (WHERE %s IS NOT NULL))[1] AS _dp_x%d", v, h, v, j)
 	}
-	return fmt.Sprintf("arg_min(%s, hash(hash(%s, %d))) FILTER (WHERE %s IS NOT NULL) AS _dp_x%d", v, h, p.Seed, v, j)
+	return fmt.Sprintf("arg_min(%s, %s) FILTER (WHERE %s IS NOT NULL) AS _dp_x%d", v, h, v, j)
+}
+
+// pickPriority is the priority of quantile aggregate j's pick, over the columns of _dp_rows:
+// a hash of the unit, the keys, the value and the seed.
+func pickPriority(p *plan.Plan, d backend.Dialect, keys []string, j int) string {
+	return priority(d, append(append([]string(nil), keys...), fmt.Sprintf("_dp_v%d", j)), p.Seed)
 }
 
 // writeLeaves writes the CTE _dp_leafed: the rows of _dp_bounded with, for every quantile

@@ -14,8 +14,8 @@ import (
 )
 
 // Probe prints a query that returns no rows but has the types of the keys and aggregate
-// arguments of q: the executor learns the result types before running the stage (and the
-// database checks names and types cheaply).
+// arguments of q, then of its privacy unit: the executor learns the result types before
+// running the stage (and the database checks names and types cheaply).
 func Probe(q *analyzer.Query, d backend.Dialect) string {
 	pr := func(n ast.Node) string { return PrintData(d, n) }
 	var b strings.Builder
@@ -33,18 +33,8 @@ func Probe(q *analyzer.Query, d backend.Dialect) string {
 			cols = append(cols, fmt.Sprintf("1 AS _dp_v%d", j))
 		}
 	}
+	cols = append(cols, pr(q.Unit)+" AS _dp_uid")
 	b.WriteString("SELECT " + strings.Join(cols, ", ") + " FROM " + printList(pr, q.From) + " LIMIT 0")
-	return b.String()
-}
-
-// UnitProbe prints a query that returns no rows but has the type of q's privacy unit.
-func UnitProbe(q *analyzer.Query, d backend.Dialect) string {
-	pr := func(n ast.Node) string { return PrintData(d, n) }
-	var b strings.Builder
-	if len(q.With) > 0 {
-		b.WriteString("WITH " + printList(pr, q.With) + " ")
-	}
-	b.WriteString("SELECT " + pr(q.Unit) + " AS _dp_uid FROM " + printList(pr, q.From) + " LIMIT 0")
 	return b.String()
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/plan"
 )
 
@@ -129,15 +130,16 @@ func ShardQuery(p *plan.Plan, histogram int) (string, error) {
 			case PartMax:
 				x = "MAX(" + v + ")"
 			case PartPick:
-				x = fmt.Sprintf("arg_min(%s, %s) FILTER (WHERE %s IS NOT NULL)", v, pickPriority(p, j), v)
+				x = fmt.Sprintf("arg_min(%s, %s) FILTER (WHERE %s IS NOT NULL)", v, pickPriority(p, d, keyColumns(p), j), v)
 			case PartPickPriority:
-				x = fmt.Sprintf("min(%s) FILTER (WHERE %s IS NOT NULL)", pickPriority(p, j), v)
+				x = fmt.Sprintf("min(%s) FILTER (WHERE %s IS NOT NULL)", pickPriority(p, d, keyColumns(p), j), v)
 			}
-			partials = append(partials, x+" AS "+name)
-			outs = append(outs, name)
 			if rows {
 				// Row values are selected from the kept rows, not aggregated.
-				outs[len(outs)-1] = x + " AS " + name
+				outs = append(outs, x+" AS "+name)
+			} else {
+				partials = append(partials, x+" AS "+name)
+				outs = append(outs, name)
 			}
 		}
 	}
@@ -145,14 +147,7 @@ func ShardQuery(p *plan.Plan, histogram int) (string, error) {
 	keys := writePrefix(&b, p, d, values, partials)
 	prio := priority(d, keys, p.Seed)
 	if rows {
-		// The stage's row priority (writePrefix): keys and every value column.
-		vals := append([]string(nil), keys...)
-		for j, v := range values {
-			if v != "" {
-				vals = append(vals, fmt.Sprintf("_dp_v%d", j))
-			}
-		}
-		prio = priority(d, vals, p.Seed)
+		prio = rowPriority(p, d, keys, values) // the stage's (writePrefix)
 	}
 	// Units are compared by their text across shards: normalised like keys (-0 and 0 are one
 	// unit, as they are one to the database's equality), NaN spelled one way, text folded by
@@ -183,13 +178,6 @@ func shardText(x, typ string) string {
 		return fmt.Sprintf("CASE WHEN isnan(%s) THEN 'nan' ELSE CAST(%s AS VARCHAR) END", x, x)
 	}
 	return fmt.Sprintf("CAST(%s AS VARCHAR)", x)
-}
-
-// pickPriority is the priority of quantile aggregate j's pick (quantilePick), over the
-// columns of _dp_rows.
-func pickPriority(p *plan.Plan, j int) string {
-	h := strings.Join(append(append([]string{"_dp_uid"}, keyColumns(p)...), fmt.Sprintf("_dp_v%d", j)), ", ")
-	return fmt.Sprintf("hash(hash(%s, %d))", h, p.Seed)
 }
 
 // GroupsColumn is one JSON field of a group row of a distributed stage: its name (the
@@ -235,14 +223,14 @@ func GroupsQuery(p *plan.Plan, file string) string {
 	const d = backend.DuckDB
 	var spec, cols []string
 	for _, c := range GroupsColumns(p) {
-		spec = append(spec, fmt.Sprintf("%s: '%s'", quoteLiteral(c.Name), c.JSONType))
+		spec = append(spec, fmt.Sprintf("%s: '%s'", ast.QuoteString(c.Name), c.JSONType))
 		x := c.Name
 		if c.Type != c.JSONType {
 			x = fmt.Sprintf("CAST(%s AS %s)", c.Name, c.Type)
 		}
 		cols = append(cols, x+" AS "+c.Name)
 	}
-	src := fmt.Sprintf("read_json(%s, format = 'newline_delimited', columns = {%s})", quoteLiteral(file), strings.Join(spec, ", "))
+	src := fmt.Sprintf("read_json(%s, format = 'newline_delimited', columns = {%s})", ast.QuoteString(file), strings.Join(spec, ", "))
 	inner := "SELECT " + strings.Join(cols, ", ") + "\nFROM " + src
 	q := p.Query
 	if q.Domain == nil && q.KeyDomains == nil {
@@ -257,5 +245,3 @@ func GroupsQuery(p *plan.Plan, file string) string {
 	writeDomainJoin(&b, p, d, keyColumns(p), cols)
 	return b.String()
 }
-
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/conformance"
 	"github.com/dpsql/dpsql/internal/engine"
@@ -39,6 +40,11 @@ type Checking struct {
 
 // Check implements exec.Stager.
 func (c *Checking) Check(ctx context.Context, p *plan.Plan) error { return c.Inner.Check(ctx, p) }
+
+// Explain implements exec.Stager.
+func (c *Checking) Explain(ctx context.Context, p *plan.Plan) ([]string, error) {
+	return c.Inner.Explain(ctx, p)
+}
 
 // Histogram implements exec.Stager.
 func (c *Checking) Histogram(ctx context.Context, p *plan.Plan, j, scaleExp, numBins int) (*backend.Rows, error) {
@@ -109,7 +115,7 @@ func Coordinator(t testing.TB, runner shard.Runner, dir string) (*engine.Engine,
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &Checking{T: t, Inner: &shard.Stager{Coordinator: coord, Runner: runner, Dir: dir, Threads: 1}}
+	st := &Checking{T: t, Inner: &shard.Stager{Coordinator: coord, Runner: runner, Dir: dir}}
 	e, err := engine.New(ctx, engine.Options{Backend: coord, Mechanisms: testmode.Noiseless{}, Owner: true, Stager: st})
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +181,7 @@ func split(ctx context.Context, db backend.Backend, rel, dir string, n int) ([]s
 	for i := 0; i < n; i++ {
 		f := filepath.Join(dir, fmt.Sprintf("%s-%d.parquet", strings.ToLower(rel), i))
 		sql := fmt.Sprintf("COPY (SELECT * EXCLUDE (_dp_row) FROM (SELECT *, row_number() OVER () AS _dp_row FROM %s) WHERE _dp_row %% %d = %d) TO '%s' (FORMAT parquet)",
-			quoteIdent(rel), n, i, f)
+			ast.QuoteIdent(rel), n, i, f)
 		if err := db.Exec(ctx, sql); err != nil {
 			return nil, fmt.Errorf("%s: %w", sql, err)
 		}
@@ -183,8 +189,6 @@ func split(ctx context.Context, db backend.Backend, rel, dir string, n int) ([]s
 	}
 	return files, nil
 }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 func repoRoot(t testing.TB) string {
 	t.Helper()
@@ -275,7 +279,7 @@ func Conformance(t *testing.T, path string, runner shard.Runner) (ran, skipped i
 			t.Fatal(err)
 		}
 		init = append(init, fmt.Sprintf("CREATE VIEW %s OPTIONS(%s) AS (SELECT * FROM read_parquet(['%s']))",
-			quoteIdent(rel.Name), opt, strings.Join(files, "', '")))
+			ast.QuoteIdent(rel.Name), opt, strings.Join(files, "', '")))
 	}
 	for _, rel := range cat.Relations() {
 		var cols []string
@@ -284,7 +288,7 @@ func Conformance(t *testing.T, path string, runner shard.Runner) (ran, skipped i
 		}
 		sort.Strings(cols)
 		for _, c := range cols {
-			init = append(init, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET OPTIONS(public_domain = %s)", quoteIdent(rel.Name), quoteIdent(c), rel.Domains[c]))
+			init = append(init, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s SET OPTIONS(public_domain = %s)", ast.QuoteIdent(rel.Name), ast.QuoteIdent(c), rel.Domains[c]))
 		}
 	}
 	init = append(init, policy...)

@@ -86,11 +86,8 @@ func aggregates(p *plan.Plan) error {
 			}
 		default:
 			if !a.HasBounds {
-				if a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles {
-					return sqlerr.New(a.Call.Span().Start, sqlerr.InvalidParameterValue,
-						"%s needs clamping bounds", ast.Format(&ast.Ident{Name: a.Func.String()})).
-						WithHint("add CLAMPED BETWEEN lower AND upper (bounds from public knowledge), or contribution_bounds_per_row => (lower, upper)")
-				}
+				// As in ZetaSQL, bounds estimated with DP; for percentiles and quantiles from
+				// the values the stage's tree would see (one per unit and group).
 				pa.Implicit = true
 				break
 			}

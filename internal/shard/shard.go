@@ -510,6 +510,11 @@ func (s *Spec) HistogramContribution(p Pair) Histogram {
 					xs = append(xs, part.F)
 				}
 			}
+		case a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles:
+			// The unit's picked value, as the stage's tree sees it.
+			if !parts[0].Null {
+				xs = []float64{parts[0].F}
+			}
 		}
 		for _, x := range xs {
 			bin := s.bin(x)

@@ -18,7 +18,8 @@ import (
 // larger (and infinities).
 //
 // Per-unit values are the unit's per-group count, sum or average; for per-row functions
-// (VAR_POP, STDDEV_POP) the unit's smallest and largest row in the group.
+// (VAR_POP, STDDEV_POP) the unit's smallest and largest row in the group; for percentiles and
+// quantiles the one value the stage picks from the unit's rows in the group.
 func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) (string, error) {
 	a := p.Aggregates[j]
 	v := "_dp_v"
@@ -34,13 +35,22 @@ func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) 
 		partials = []string{valueExpr(d, "AVG("+v+")")}
 	case analyzer.VarPop, analyzer.StddevPop:
 		partials = []string{"MIN(" + v + ")", "MAX(" + v + ")"}
+	case analyzer.Percentile, analyzer.Quantiles:
+		keys := make([]string, len(p.Query.Keys))
+		for i := range keys {
+			keys[i] = analyzer.KeyColumn(i)
+		}
+		partials = []string{pickExpr(p, d, keys, j)}
 	default:
 		return "", fmt.Errorf("sqlgen: implicit bounds are not supported for %s", a.Func)
 	}
 	values := make([]string, j+1)
 	values[j] = argValue(p, d, j)
 	for i, x := range partials {
-		partials[i] = fmt.Sprintf("%s AS _dp_x%d", strings.ReplaceAll(x, "_dp_v", fmt.Sprintf("_dp_v%d", j)), i)
+		if !isQuantile(a) { // pickExpr already names _dp_v<j>
+			x = strings.ReplaceAll(x, "_dp_v", fmt.Sprintf("_dp_v%d", j))
+		}
+		partials[i] = fmt.Sprintf("%s AS _dp_x%d", x, i)
 	}
 	var b strings.Builder
 	writePrefix(&b, p, d, values, partials)

@@ -24,12 +24,17 @@ func isQuantile(a *plan.Aggregate) bool {
 // contributes one of its values in the group, chosen at random (a seeded hash over its
 // distinct values).
 func quantilePick(p *plan.Plan, d backend.Dialect, keys []string, j int) string {
+	return fmt.Sprintf("%s AS _dp_x%d", pickExpr(p, d, keys, j), j)
+}
+
+// pickExpr is the aggregate expression of quantilePick: the unit's value of smallest priority.
+func pickExpr(p *plan.Plan, d backend.Dialect, keys []string, j int) string {
 	v := fmt.Sprintf("_dp_v%d", j)
 	h := pickPriority(p, d, keys, j)
 	if d == backend.Postgres {
-		return fmt.Sprintf("(array_agg(%s ORDER BY %s) FILTER (WHERE %s IS NOT NULL))[1] AS _dp_x%d", v, h, v, j)
+		return fmt.Sprintf("(array_agg(%s ORDER BY %s) FILTER (WHERE %s IS NOT NULL))[1]", v, h, v)
 	}
-	return fmt.Sprintf("arg_min(%s, %s) FILTER (WHERE %s IS NOT NULL) AS _dp_x%d", v, h, v, j)
+	return fmt.Sprintf("arg_min(%s, %s) FILTER (WHERE %s IS NOT NULL)", v, h, v)
 }
 
 // pickPriority is the priority of quantile aggregate j's pick, over the columns of _dp_rows:

@@ -78,9 +78,7 @@ func ShardParts(a *plan.Aggregate, histogram, rows bool) []PartKind {
 		}
 		return []PartKind{PartSum, PartSquares, PartCount}
 	case analyzer.Percentile, analyzer.Quantiles:
-		if histogram {
-			return nil
-		}
+		// The histogram of implicit bounds sees the same pick as the tree.
 		return []PartKind{PartPick, PartPickPriority}
 	}
 	return nil

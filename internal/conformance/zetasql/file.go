@@ -145,13 +145,21 @@ func parseParams(s string) (map[string]string, error) {
 // userIDOption is ZetaSQL's declaration of a table's privacy unit column.
 var userIDOption = regexp.MustCompile(`(?i)OPTIONS\s*\(\s*userid_column\s*=\s*(\w+)\s*\)`)
 
+// pgTypes are the GoogleSQL type names of the files' CREATE TABLE bodies in PostgreSQL's
+// spelling (the owner's statement body is the backend's own SQL).
+var pgTypes = strings.NewReplacer(" as int64)", " as bigint)", " as double)", " as double precision)")
+
 // OwnerSQL turns a prepare_database statement into dpsql's owner statement: the privacy unit
 // is declared with dpsql's option name (the change the compliance issue allows users: "adding
-// the privacy unit declaration to the tables"). Statements dpsql has no equivalent of (ZetaSQL's
-// CREATE CONSTANT) are reported as unsupported.
-func OwnerSQL(stmt string) (string, bool) {
+// the privacy unit declaration to the tables"), and for PostgreSQL the body's type names are
+// PostgreSQL's. Statements dpsql has no equivalent of (ZetaSQL's CREATE CONSTANT) are reported
+// as unsupported.
+func OwnerSQL(stmt string, postgres bool) (string, bool) {
 	if !strings.HasPrefix(strings.ToUpper(strings.TrimSpace(stmt)), "CREATE TABLE") {
 		return "", false
+	}
+	if postgres {
+		stmt = pgTypes.Replace(stmt)
 	}
 	return userIDOption.ReplaceAllString(stmt, "OPTIONS(anonymization_userid_column='$1')"), true
 }

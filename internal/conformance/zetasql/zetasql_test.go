@@ -14,8 +14,10 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/backend/postgres"
 	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/internal/exec"
+	"github.com/dpsql/dpsql/internal/pgtest"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -81,20 +83,25 @@ func firstLine(s string) string {
 	return s
 }
 
-// openFile builds a database with the file's tables, budget lifted, in the given role.
-func openFile(t *testing.T, f *File, analyst bool) *engine.Engine {
-	ctx := context.Background()
-	b, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+// openDuckDB opens a fresh in-memory DuckDB database as its owner.
+func openDuckDB(t *testing.T) backend.Backend {
+	b, err := duckdb.Open(context.Background(), "", duckdb.Options{Mode: backend.Owner})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// openFile builds a database with the file's tables, budget lifted, in the given role.
+func openFile(t *testing.T, b backend.Backend, f *File, analyst bool) *engine.Engine {
+	ctx := context.Background()
 	e, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: exec.Secure{}, Owner: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
 	for _, stmt := range f.Prepare {
-		sql, ok := OwnerSQL(stmt)
+		sql, ok := OwnerSQL(stmt, b.Dialect() == backend.Postgres)
 		if !ok {
 			t.Logf("skipped a statement dpsql has no equivalent of: %s", firstLine(stmt))
 			continue
@@ -118,19 +125,15 @@ func openFile(t *testing.T, f *File, analyst bool) *engine.Engine {
 // and as the owner (production noise: the tests' epsilon of 1e20 makes it negligible), and
 // compares each outcome with testdata/status.txt.
 func TestZetaSQL(t *testing.T) {
-	paths, err := filepath.Glob("testdata/*.test")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no compliance files: %v", err)
-	}
 	ctx := context.Background()
 	var lines []string
 	got := map[string][2]outcome{}
-	for _, path := range paths {
+	for _, path := range compliancePaths(t) {
 		f, err := ParseFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		analyst, owner := openFile(t, f, true), openFile(t, f, false)
+		analyst, owner := openFile(t, openDuckDB(t), f, true), openFile(t, openDuckDB(t), f, false)
 		file := strings.TrimSuffix(filepath.Base(path), ".test")
 		for i := range f.Tests {
 			tc := &f.Tests[i]
@@ -170,6 +173,48 @@ func TestZetaSQL(t *testing.T) {
 	for key := range recorded {
 		if _, ok := got[key]; !ok {
 			t.Errorf("%s: recorded but no longer in the files", key)
+		}
+	}
+}
+
+func compliancePaths(t *testing.T) []string {
+	paths, err := filepath.Glob("testdata/*.test")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no compliance files: %v", err)
+	}
+	return paths
+}
+
+var pg pgtest.Shared
+
+func TestMain(m *testing.M) { pgtest.Main(m, &pg) }
+
+// TestZetaSQLPostgres runs the tests as an analyst on PostgreSQL: every outcome must be the
+// one recorded for DuckDB (the same answers, refusals and failures on both backends).
+func TestZetaSQLPostgres(t *testing.T) {
+	cluster := pg.Cluster(t)
+	recorded, err := readStatus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, path := range compliancePaths(t) {
+		f, err := ParseFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := postgres.Open(ctx, cluster.NewDatabase(t), postgres.Options{Mode: backend.Owner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		analyst := openFile(t, b, f, true)
+		file := strings.TrimSuffix(filepath.Base(path), ".test")
+		for i := range f.Tests {
+			tc := &f.Tests[i]
+			key := file + ":" + tc.Name
+			if o := run(ctx, analyst, tc); o.class != recorded[key][0] {
+				t.Errorf("%s: %q on PostgreSQL, %q on DuckDB (%s)", key, o.class, recorded[key][0], o.reason)
+			}
 		}
 	}
 }

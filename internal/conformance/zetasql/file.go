@@ -142,16 +142,22 @@ func parseParams(s string) (map[string]string, error) {
 	return out, nil
 }
 
-// userIDOption is ZetaSQL's declaration of a table's privacy unit column.
-var userIDOption = regexp.MustCompile(`(?i)OPTIONS\s*\(\s*userid_column\s*=\s*(\w+)\s*\)`)
+// userIDOption is ZetaSQL's declaration of a table's privacy unit column; createTable is the
+// head of a CREATE TABLE statement without options (a public table in ZetaSQL).
+var (
+	userIDOption = regexp.MustCompile(`(?i)OPTIONS\s*\(\s*userid_column\s*=\s*(\w+)\s*\)`)
+	createTable  = regexp.MustCompile(`(?i)^\s*CREATE\s+TABLE\s+(\w+)\s+AS\b`)
+)
 
 // pgTypes are the GoogleSQL type names of the files' CREATE TABLE bodies in PostgreSQL's
 // spelling (the owner's statement body is the backend's own SQL).
 var pgTypes = strings.NewReplacer(" as int64)", " as bigint)", " as double)", " as double precision)")
 
 // OwnerSQL turns a prepare_database statement into dpsql's owner statement: the privacy unit
-// is declared with dpsql's option name (the change the compliance issue allows users: "adding
-// the privacy unit declaration to the tables"), and for PostgreSQL the body's type names are
+// is declared with dpsql's option name, and a table without one is declared public (in dpsql a
+// relation the owner has not declared is invisible to analysts; this is the change the
+// compliance issue allows users: "adding the privacy unit declaration to the tables"), and for
+// PostgreSQL the body's type names are
 // PostgreSQL's. Statements dpsql has no equivalent of (ZetaSQL's CREATE CONSTANT) are reported
 // as unsupported.
 func OwnerSQL(stmt string, postgres bool) (string, bool) {
@@ -160,6 +166,9 @@ func OwnerSQL(stmt string, postgres bool) (string, bool) {
 	}
 	if postgres {
 		stmt = pgTypes.Replace(stmt)
+	}
+	if createTable.MatchString(stmt) {
+		return createTable.ReplaceAllString(stmt, "CREATE TABLE $1 OPTIONS(public=true) AS"), true
 	}
 	return userIDOption.ReplaceAllString(stmt, "OPTIONS(anonymization_userid_column='$1')"), true
 }

@@ -87,9 +87,34 @@ func (e *Engine) nested(ctx context.Context, n *analyzer.Nested, text string, ex
 	if err != nil {
 		return nil, err
 	}
-	out.Notices = append(out.Notices, chargeNotice(total, st)+
-		fmt.Sprintf(" (%d anonymized parts)", len(n.Parts)))
+	nameColumns(n.Query, out)
+	parts := "1 anonymized part"
+	if len(n.Parts) > 1 {
+		parts = fmt.Sprintf("%d anonymized parts", len(n.Parts))
+	}
+	out.Notices = append(out.Notices, chargeNotice(total, st)+" ("+parts+")")
 	return out, nil
+}
+
+// nameColumns names the outer query's unnamed expression columns by the expression as
+// written, as an anonymized query's are: the database would name them by the SQL it ran,
+// which spells the parts' released rows.
+func nameColumns(q *ast.Query, out *Result) {
+	s, ok := q.Body.(*ast.Select)
+	if !ok || len(s.Items) != len(out.Columns) {
+		return
+	}
+	for i, it := range s.Items {
+		if it.Star {
+			return
+		}
+		if it.Alias != nil {
+			continue
+		}
+		if _, col := it.Expr.(*ast.ColumnRef); !col {
+			out.Columns[i].Name = ast.Format(it.Expr)
+		}
+	}
 }
 
 // releasedSQL is the SQL that replaces a part in the outer query: a query of exactly the

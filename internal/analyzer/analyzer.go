@@ -48,10 +48,14 @@ func Analyze(q *ast.Query, cat *catalog.Catalog) (any, error) {
 	if sel, ok := q.Body.(*ast.Select); ok && sel.Anon != nil {
 		out, err = a.anonymized(q, sel)
 	} else {
-		// A plain query: it may read public relations only; anonymized SELECTs nested
-		// inside are not supported (yet), so say so rather than treat them as plain.
+		// A plain query: it may read public relations and the released rows of the
+		// anonymized SELECTs inside it (parts), nothing else.
+		a.nest = true
 		_, err = a.query(q, &env{}, ctxPublicOnly)
 		out = &PublicQuery{Query: q}
+		if len(a.parts) > 0 {
+			out = &Nested{Query: q, Parts: a.parts}
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -112,6 +116,12 @@ type analyzer struct {
 	seen map[ast.Node]bool
 	// aliases counts generated subquery aliases.
 	aliases int
+	// nest allows anonymized SELECTs as parts of the query being analyzed (an analyst's
+	// plain query); inAnon counts the anonymized SELECTs being analyzed, inside which no
+	// other may be nested; parts collects the anonymized parts found (see Nested).
+	nest   bool
+	inAnon int
+	parts  []*Part
 }
 
 // context says what a (sub)query may contain.
@@ -184,6 +194,11 @@ type relInfo struct {
 
 // query analyzes a (sub)query and returns what it outputs.
 func (a *analyzer) query(q *ast.Query, parent *env, ctx context) (*relInfo, error) {
+	if sel, ok := q.Body.(*ast.Select); ok && sel.Anon != nil {
+		// (SELECT WITH ANONYMIZATION ... ORDER BY ... LIMIT ...): the whole query is the
+		// part, with its own CTEs, order and limit.
+		return a.part(q, sel, q, parent)
+	}
 	a.mark(q)
 	e := &env{outer: parent, ctes: map[string]*relInfo{}, scope: parent.scope}
 	if err := a.ctes(q.With, e, ctx); err != nil {
@@ -308,6 +323,10 @@ func (a *analyzer) setExpr(s ast.SetExpr, e *env, ctx context) (*relInfo, error)
 	a.mark(s)
 	switch s := s.(type) {
 	case *ast.Select:
+		if s.Anon != nil {
+			// A branch of a set operation: SELECT WITH ANONYMIZATION ... UNION ALL ...
+			return a.part(&ast.Query{Body: s}, s, s, e)
+		}
 		return a.plainSelect(s, e, ctx)
 	case *ast.ParenQuery:
 		return a.query(s.Query, e, ctx)

@@ -18,6 +18,9 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
+	// No anonymized SELECT may be nested inside this one (see part).
+	a.inAnon++
+	defer func() { a.inAnon-- }()
 	// parseOptions accepts only known options with constant or name values.
 	a.mark(q)
 	a.mark(s)

@@ -275,6 +275,14 @@ func isAnonymized(q *ast.Query) bool {
 
 func (e *Engine) query(ctx context.Context, q *ast.Query, text string, explain bool) (*Result, error) {
 	if e.o.Owner && !isAnonymized(q) {
+		// Anonymized SELECTs inside the owner's query are released as an analyst's are.
+		n, err := analyzer.AnalyzeOwnerParts(q, e.cat)
+		if err != nil {
+			return nil, err
+		}
+		if n != nil {
+			return e.nested(ctx, n, text, explain)
+		}
 		// The owner reads anything, in the database's own dialect.
 		if explain {
 			return e.rawQuery(ctx, "EXPLAIN "+sqlgen.Print(e.b.Dialect(), q))
@@ -295,6 +303,8 @@ func (e *Engine) query(ctx context.Context, q *ast.Query, text string, explain b
 		return e.rawQuery(ctx, sql)
 	case *analyzer.Query:
 		return e.anonymized(ctx, a, text, explain)
+	case *analyzer.Nested:
+		return e.nested(ctx, a, text, explain)
 	}
 	return nil, fmt.Errorf("engine: unexpected analysis %T", an)
 }
@@ -319,29 +329,39 @@ func rowsResult(cols, types []string, values [][]any) *Result {
 	return r
 }
 
-func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string, explain bool) (*Result, error) {
-	if q.Options.ConfidenceLevel == 0 {
-		q.Options.ConfidenceLevel = e.o.ConfidenceLevel
-	}
+// prepare plans an analyzed anonymized query and binds it (reading no rows): the rewrite,
+// the mechanisms, the key and value types. It returns the query's cost.
+func (e *Engine) prepare(ctx context.Context, q *analyzer.Query) (*exec.Prepared, ledger.Budget, error) {
 	p, err := rewrite.Rewrite(q)
 	if err != nil {
-		return nil, err
+		return nil, ledger.Budget{}, err
 	}
 	prep, err := exec.Prepare(p, e.o.Mechanisms, e.b.Dialect())
 	if err != nil {
 		if _, ok := sqlerr.As(err); ok {
-			return nil, err
+			return nil, ledger.Budget{}, err
 		}
-		return nil, sqlerr.New(q.Options.Pos, sqlerr.InvalidParameterValue, "these privacy parameters cannot be used: %v", err).
+		return nil, ledger.Budget{}, sqlerr.New(q.Options.Pos, sqlerr.InvalidParameterValue, "these privacy parameters cannot be used: %v", err).
 			WithHint("epsilon=1e20 already gives noise-free results (for non-private test data); keep epsilon, bounds and kappa within the range a float64 noise grid can represent")
 	}
 	prep.Stager = e.o.Stager
 	// Types of keys and values, from a query that reads no rows: the SQL normalises keys by
 	// them, and a key that could not be post-processed is refused here, before any charge.
 	if err := prep.Bind(ctx, e.b); err != nil {
+		return nil, ledger.Budget{}, err
+	}
+	return prep, ledger.Budget{Epsilon: p.Cost.Epsilon, Delta: p.Cost.Delta}, nil
+}
+
+func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string, explain bool) (*Result, error) {
+	if q.Options.ConfidenceLevel == 0 {
+		q.Options.ConfidenceLevel = e.o.ConfidenceLevel
+	}
+	prep, cost, err := e.prepare(ctx, q)
+	if err != nil {
 		return nil, err
 	}
-	cost := ledger.Budget{Epsilon: p.Cost.Epsilon, Delta: p.Cost.Delta}
+	p := prep.Plan
 	if explain {
 		r := explainResult(prep, cost)
 		if e.o.Stager != nil {
@@ -446,7 +466,11 @@ done:
 // analysts see the same code, message and hint whatever the cause; the owner, who may read
 // the data anyway, also sees the cause.
 func (e *Engine) failedAfterData(q *analyzer.Query, cost ledger.Budget, cause error) error {
-	se := &sqlerr.Error{Code: sqlerr.FailedAfterData, Pos: q.Options.Pos,
+	return e.failedAfterDataAt(q.Options.Pos, cost, cause)
+}
+
+func (e *Engine) failedAfterDataAt(pos sqlerr.Pos, cost ledger.Budget, cause error) error {
+	se := &sqlerr.Error{Code: sqlerr.FailedAfterData, Pos: pos,
 		Msg: fmt.Sprintf("the query failed after it started reading private data; the attempt was charged %s", cost),
 		Hint: "the cause is withheld, because whether and why a query fails there can depend on one user's data; " +
 			"possible causes: an expression that fails on some row (make it total: TRY_CAST, NULLIF for divisors, CASE guards), " +

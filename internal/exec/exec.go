@@ -463,7 +463,7 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 	post := pr.postProcessed()
 	if post == nil {
 		res.Columns = outputNames(q)
-		res.Types = table.Types
+		res.Types = reorderTypes(q, table.Types)
 		res.Rows = reorder(q, table.Rows)
 		return res, nil
 	}
@@ -516,6 +516,44 @@ func reorder(q *analyzer.Query, rows [][]any) [][]any {
 		out[i] = o
 	}
 	return out
+}
+
+// reorderTypes is the types of the outputs of a direct query, from the released table's
+// (keys, then aggregates).
+func reorderTypes(q *analyzer.Query, types []string) []string {
+	nk := len(q.Keys)
+	out := make([]string, len(q.Outputs))
+	for k, c := range q.Outputs {
+		if c.Key >= 0 {
+			out[k] = types[c.Key]
+		} else {
+			out[k] = types[nk+c.Agg]
+		}
+	}
+	return out
+}
+
+// Released returns the names and types of the plan's released columns, reading no rows
+// (after Bind): the empty released table post-processed with LIMIT 0. A nested query's outer
+// query is checked against them before anything is charged.
+func (pr *Prepared) Released(ctx context.Context, b backend.Backend) (*sqlgen.ReleaseTable, error) {
+	if err := pr.Bind(ctx, b); err != nil {
+		return nil, err
+	}
+	table := pr.releaseTable(pr.probe)
+	post := pr.postProcessed()
+	if post == nil {
+		return &sqlgen.ReleaseTable{Columns: outputNames(pr.Plan.Query), Types: reorderTypes(pr.Plan.Query, table.Types)}, nil
+	}
+	sql, err := sqlgen.Release(post, pr.dialect, table)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := b.Query(ctx, "SELECT * FROM (\n"+sql+"\n) AS _dp_check LIMIT 0")
+	if err != nil {
+		return nil, err
+	}
+	return &sqlgen.ReleaseTable{Columns: rows.Columns, Types: rows.Types}, nil
 }
 
 // withIntervals adds, after each output that is exactly an aggregate, two outputs with the

@@ -68,34 +68,12 @@ func Release(q *analyzer.Query, d backend.Dialect, t *ReleaseTable) (string, err
 		}
 		b.WriteString(pr(o.Expr) + " AS " + ast.QuoteIdent(o.Name))
 	}
-	b.WriteString(" FROM (")
-	if len(t.Rows) == 0 {
-		var cols []string
-		for i, c := range t.Columns {
-			cols = append(cols, fmt.Sprintf("CAST(NULL AS %s) AS %s", t.Types[i], c))
-		}
-		b.WriteString("SELECT " + strings.Join(cols, ", ") + " WHERE 1 = 0) AS _dp_release")
-	} else {
-		b.WriteString("VALUES ")
-		for r, row := range t.Rows {
-			if r > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(")
-			for i, v := range row {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				lit, err := Literal(d, v, t.Types[i])
-				if err != nil {
-					return "", err
-				}
-				b.WriteString(lit)
-			}
-			b.WriteString(")")
-		}
-		b.WriteString(") AS _dp_release(" + strings.Join(t.Columns, ", ") + ")")
+	b.WriteString(" FROM ")
+	from, err := valuesTable(d, t, "_dp_release", t.Columns)
+	if err != nil {
+		return "", err
 	}
+	b.WriteString(from)
 	if q.Having != nil {
 		b.WriteString(" WHERE " + pr(q.Having))
 	}
@@ -115,6 +93,79 @@ func Release(q *analyzer.Query, d backend.Dialect, t *ReleaseTable) (string, err
 		b.WriteString(" OFFSET " + pr(q.Offset))
 	}
 	return b.String(), nil
+}
+
+// valuesTable prints t's rows as a FROM item named alias whose columns are named cols: a
+// VALUES list with each value cast to its column's type, or, without rows, a typed empty
+// SELECT.
+func valuesTable(d backend.Dialect, t *ReleaseTable, alias string, cols []string) (string, error) {
+	var b strings.Builder
+	b.WriteString("(")
+	if len(t.Rows) == 0 {
+		var sel []string
+		for i, c := range cols {
+			sel = append(sel, fmt.Sprintf("CAST(NULL AS %s) AS %s", t.Types[i], c))
+		}
+		b.WriteString("SELECT " + strings.Join(sel, ", ") + " WHERE 1 = 0) AS " + alias)
+		return b.String(), nil
+	}
+	b.WriteString("VALUES ")
+	for r, row := range t.Rows {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		for i, v := range row {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			lit, err := Literal(d, v, t.Types[i])
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(lit)
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(") AS " + alias + "(" + strings.Join(cols, ", ") + ")")
+	return b.String(), nil
+}
+
+// Released prints a query whose result is exactly t: its rows, its column names and types.
+// The outer query of a nested anonymized query reads a part's released rows through it
+// (engine), so nothing but released values reaches the outer query.
+func Released(d backend.Dialect, t *ReleaseTable) (string, error) {
+	gen := make([]string, len(t.Columns))
+	sel := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		gen[i] = fmt.Sprintf("_dp_c%d", i)
+		sel[i] = gen[i] + " AS " + ast.QuoteIdent(c)
+	}
+	from, err := valuesTable(d, t, "_dp_released", gen)
+	if err != nil {
+		return "", err
+	}
+	if len(sel) == 0 {
+		return "", fmt.Errorf("sqlgen: a released table without columns")
+	}
+	return "SELECT " + strings.Join(sel, ", ") + " FROM " + from, nil
+}
+
+// PrintReplacing prints n for dialect d with each node of repl printed as its SQL text
+// instead (the released rows of a nested query's anonymized parts). n must not read private
+// data other than through repl: it is printed as written, like a public query.
+func PrintReplacing(d backend.Dialect, n ast.Node, repl map[ast.Node]string) string {
+	p := printer(d)
+	hook := p.Hook
+	p.Hook = func(p *ast.Printer, m ast.Node) bool {
+		if sql, ok := repl[m]; ok {
+			p.WriteString(sql)
+			return true
+		}
+		return hook(p, m)
+	}
+	p.Print(n)
+	return p.String()
 }
 
 // Literal prints a Go value as a SQL literal of type typ.

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/exec"
+	"github.com/dpsql/dpsql/internal/sqlgen"
+	"github.com/dpsql/dpsql/ledger"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// nested runs a query with anonymized parts (analyzer.Nested): every part is planned, bound
+// and checked, and the outer query is checked over empty releases of the parts' types, all
+// without reading a private row; the parts' total cost is charged once, durably; then each
+// part runs as an anonymized query of its own (its own noise and selection) and the outer
+// query runs over the released rows, each part's node replaced by a VALUES table of them.
+// The outer query reads nothing private of an analyst's (the analyzer checked it as a
+// public query), so whether and how it fails depends on released values and public data
+// only, and its errors are shown as they are.
+func (e *Engine) nested(ctx context.Context, n *analyzer.Nested, text string, explain bool) (*Result, error) {
+	preps := make([]*exec.Prepared, len(n.Parts))
+	var total ledger.Budget
+	for i, part := range n.Parts {
+		// --confidence adds interval columns to a top-level release; a part's columns are
+		// what the outer query reads, so they change only with its own confidence_level.
+		prep, cost, err := e.prepare(ctx, part.Query)
+		if err != nil {
+			return nil, err
+		}
+		preps[i] = prep
+		total.Epsilon += cost.Epsilon
+		total.Delta += cost.Delta
+	}
+	// Basic composition: the parts' epsilons and deltas add up; a delta is a probability,
+	// and a guarantee with delta 1 already holds for every mechanism.
+	total.Delta = min(total.Delta, 1)
+	if explain {
+		return e.explainNested(ctx, n, preps, total)
+	}
+	// Free checks: each part's SQL binds, and the outer query binds over empty releases of
+	// the parts' columns and types.
+	empty := map[ast.Node]string{}
+	for i, prep := range preps {
+		if err := prep.Check(ctx, e.b); err != nil {
+			return nil, err
+		}
+		t, err := prep.Released(ctx, e.b)
+		if err != nil {
+			return nil, err
+		}
+		if empty[n.Parts[i].Node], err = releasedSQL(e, n.Parts[i], t); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := e.b.Query(ctx, "SELECT 1 FROM (\n"+sqlgen.PrintReplacing(e.b.Dialect(), n.Query, empty)+"\n) AS _dp_check LIMIT 0"); err != nil {
+		return nil, err
+	}
+	pos := n.Parts[0].Query.Options.Pos
+	spend, err := e.ledger.Prepare(total, text)
+	if err != nil {
+		return nil, err
+	}
+	// Budget before data: one durable charge for every part, before any reads a private row.
+	st, err := spend.Commit(ctx)
+	if err != nil {
+		if se, ok := sqlerr.As(err); ok && !se.Pos.IsValid() {
+			se.Pos = pos
+		}
+		return nil, err
+	}
+	released := map[ast.Node]string{}
+	for i, prep := range preps {
+		res, err := run(ctx, prep, e.b)
+		if err != nil {
+			return nil, e.failedAfterDataAt(n.Parts[i].Query.Options.Pos, total, err)
+		}
+		t := &sqlgen.ReleaseTable{Columns: res.Columns, Types: res.Types, Rows: res.Rows}
+		if released[n.Parts[i].Node], err = releasedSQL(e, n.Parts[i], t); err != nil {
+			return nil, e.failedAfterDataAt(n.Parts[i].Query.Options.Pos, total, err)
+		}
+	}
+	out, err := e.rawQuery(ctx, sqlgen.PrintReplacing(e.b.Dialect(), n.Query, released))
+	if err != nil {
+		return nil, err
+	}
+	nameColumns(n.Query, out)
+	parts := "1 anonymized part"
+	if len(n.Parts) > 1 {
+		parts = fmt.Sprintf("%d anonymized parts", len(n.Parts))
+	}
+	out.Notices = append(out.Notices, chargeNotice(total, st)+" ("+parts+")")
+	return out, nil
+}
+
+// nameColumns names the outer query's unnamed expression columns by the expression as
+// written, as an anonymized query's are: the database would name them by the SQL it ran,
+// which spells the parts' released rows.
+func nameColumns(q *ast.Query, out *Result) {
+	s, ok := q.Body.(*ast.Select)
+	if !ok || len(s.Items) != len(out.Columns) {
+		return
+	}
+	for i, it := range s.Items {
+		if it.Star {
+			return
+		}
+		if it.Alias != nil {
+			continue
+		}
+		if _, col := it.Expr.(*ast.ColumnRef); !col {
+			out.Columns[i].Name = ast.Format(it.Expr)
+		}
+	}
+}
+
+// releasedSQL is the SQL that replaces a part in the outer query: a query of exactly the
+// released rows, parenthesised where the part is a bare branch of a set operation.
+func releasedSQL(e *Engine, p *analyzer.Part, t *sqlgen.ReleaseTable) (string, error) {
+	sql, err := sqlgen.Released(e.b.Dialect(), t)
+	if err != nil {
+		return "", err
+	}
+	if _, bare := p.Node.(*ast.Select); bare {
+		sql = "(" + sql + ")"
+	}
+	return sql, nil
+}
+
+// explainNested describes each part as EXPLAIN describes an anonymized query, then the outer
+// query with each part's place marked.
+func (e *Engine) explainNested(ctx context.Context, n *analyzer.Nested, preps []*exec.Prepared, total ledger.Budget) (*Result, error) {
+	r := &Result{Columns: []Column{{Name: "QUERY PLAN", Type: "VARCHAR"}}, Tag: "EXPLAIN"}
+	add := func(s string) { r.Rows = append(r.Rows, []any{s}) }
+	add(fmt.Sprintf("Query with %d anonymized parts; budget charged once when run, before the data is read: %s", len(n.Parts), total))
+	marks := map[ast.Node]string{}
+	for i, prep := range preps {
+		add(fmt.Sprintf("Part %d:", i+1))
+		cost := ledger.Budget{Epsilon: prep.Plan.Cost.Epsilon, Delta: prep.Plan.Cost.Delta}
+		for _, row := range explainResult(prep, cost).Rows {
+			add("  " + row[0].(string))
+		}
+		if e.o.Stager != nil {
+			lines, err := e.o.Stager.Explain(ctx, prep.Plan)
+			if err != nil {
+				return nil, err
+			}
+			for _, l := range lines {
+				add("  " + l)
+			}
+		}
+		marks[n.Parts[i].Node] = fmt.Sprintf("(SELECT * FROM released rows of part %d)", i+1)
+	}
+	add("Outer query (runs in the database over the released rows and public relations; spends no budget):")
+	for _, l := range strings.Split(sqlgen.PrintReplacing(e.b.Dialect(), n.Query, marks), "\n") {
+		add("  " + l)
+	}
+	return r, nil
+}

@@ -1,0 +1,134 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/engine"
+	"github.com/dpsql/dpsql/internal/testmode"
+	"github.com/dpsql/dpsql/ledger"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// nestedQuery has two anonymized parts (a FROM subquery and a scalar subquery), charged
+// epsilon 1 and delta 2e-5 in all.
+const nestedQuery = "SELECT r.city, r.s, (" + opts + "ANON_COUNT(*, 1) AS n FROM people) AS n FROM (" + opts + plain + ") AS r ORDER BY r.city"
+
+// A query with anonymized parts is charged once, the parts' total, before any private row is
+// read, and its outer query runs over the released rows.
+func TestNestedChargesTotalOnce(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		env := newBudgetEnv(t, d)
+		an := env.analyst(t, testmode.Noiseless{}, time.Minute)
+		ctx := context.Background()
+		env.rec.take(nil)
+		res, err := an.Exec(ctx, nestedQuery)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res[0]
+		if len(r.Rows) != 3 || len(r.Columns) != 3 || r.Rows[0][0] != "c0" {
+			t.Fatalf("result %v %v", r.Columns, r.Rows)
+		}
+		// 201 units (unit 1 and units 3000..3199), each counted at most once.
+		if got := r.Rows[0][2]; got != int64(201) {
+			t.Errorf("n = %v, want 201", got)
+		}
+		want := ledger.Budget{Epsilon: 1, Delta: 2e-5}
+		if s := env.spent(t); s != want {
+			t.Errorf("charged %v, want %v", s, want)
+		}
+		if len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "charged epsilon=1, delta=2e-05") {
+			t.Errorf("notices %q", r.Notices)
+		}
+		// Every statement before the charge read no row; the outer query reads no private
+		// relation.
+		for _, sql := range env.rec.take(nil) {
+			if !readsNoRow(sql) && !strings.Contains(sql, "_dp_") {
+				t.Errorf("unexpected statement:\n%s", sql)
+			}
+			if strings.Contains(sql, "_dp_released") && strings.Contains(sql, "people") {
+				t.Errorf("the outer query reads the private view:\n%s", sql)
+			}
+		}
+	})
+}
+
+// A mistake in the outer query (a type error only the database sees) fails for free, before
+// the charge; a part that fails after reading data fails with the uniform error, charged the
+// total.
+func TestNestedErrors(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		env := newBudgetEnv(t, d)
+		ctx := context.Background()
+		an := env.analyst(t, testmode.Noiseless{}, time.Minute)
+		_, err := an.Exec(ctx, "SELECT r.s FROM ("+opts+plain+") AS r WHERE r.s > DATE '2020-01-01'")
+		if se, ok := sqlerr.As(err); !ok || se.Code == sqlerr.FailedAfterData {
+			t.Errorf("type error in the outer query: %v", err)
+		}
+		if s := env.spent(t); s != (ledger.Budget{}) {
+			t.Errorf("a mistake in the outer query was charged %v", s)
+		}
+		fail := env.analyst(t, failing{}, time.Minute)
+		_, err = fail.Exec(ctx, nestedQuery)
+		if se, ok := sqlerr.As(err); !ok || se.Code != sqlerr.FailedAfterData || !strings.Contains(se.Msg, "epsilon=1, delta=2e-05") {
+			t.Errorf("failing part: %v", err)
+		}
+		if s := env.spent(t); s != (ledger.Budget{Epsilon: 1, Delta: 2e-5}) {
+			t.Errorf("charged %v, want the total", s)
+		}
+	})
+}
+
+// EXPLAIN shows every part and the outer query, and charges nothing.
+func TestNestedExplain(t *testing.T) {
+	env := newBudgetEnv(t, backend.DuckDB)
+	an := env.analyst(t, testmode.Noiseless{}, time.Minute)
+	res, err := an.Exec(context.Background(), "EXPLAIN "+nestedQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	for _, r := range res[0].Rows {
+		text = append(text, r[0].(string))
+	}
+	all := strings.Join(text, "\n")
+	for _, want := range []string{"2 anonymized parts", "Part 1:", "Part 2:", "Outer query", "released rows of part 2"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("EXPLAIN lacks %q:\n%s", want, all)
+		}
+	}
+	if s := env.spent(t); s != (ledger.Budget{}) {
+		t.Errorf("EXPLAIN charged %v", s)
+	}
+}
+
+// The data owner may mix anonymized parts with raw reads of private relations (as ZetaSQL's
+// tests do): the parts are released and charged, the rest runs as written.
+func TestNestedOwnerMixes(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		ctx := context.Background()
+		b := ownerBackend(t, d)
+		owner, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: testmode.Noiseless{}, Owner: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := owner.Exec(ctx, setupSQL(d)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := owner.Exec(ctx, "SELECT ABS(("+opts+"ANON_COUNT(DISTINCT uid) FROM people) - "+
+			"(SELECT COUNT(DISTINCT uid) FROM people)) < 0.000001 AS same")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res[0].Rows) != 1 || res[0].Rows[0][0] != true {
+			t.Errorf("owner's mixed query: %v", res[0].Rows)
+		}
+		if len(res[0].Notices) != 1 || !strings.Contains(res[0].Notices[0], "charged epsilon=0.5") {
+			t.Errorf("notices %q", res[0].Notices)
+		}
+	})
+}

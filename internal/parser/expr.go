@@ -274,8 +274,11 @@ func (p *parser) parsePrimary() ast.Expr {
 		if t.Val == "(" {
 			return p.parseParen()
 		}
-		if t.Val == "?" || t.Val == "$" || t.Val == "@" {
-			p.notSupported(t.Pos, "write the value into the query", "query parameters are not supported")
+		if t.Val == "@" {
+			return p.param()
+		}
+		if t.Val == "?" || t.Val == "$" {
+			p.notSupported(t.Pos, "name the parameter: @name", "positional query parameters are not supported")
 		}
 		p.unexpected("an expression")
 	case tQIdent:

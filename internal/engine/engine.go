@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"database/sql"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"runtime/debug"

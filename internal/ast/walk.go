@@ -208,6 +208,13 @@ func Children(n Node) []Node {
 		}
 	case *Paren:
 		c.expr(n.X)
+	case *Subscript:
+		c.expr(n.X)
+		c.expr(n.Index)
+	case *ArrayLit:
+		for _, e := range n.Elems {
+			c.expr(e)
+		}
 	case *Subquery:
 		c.add(n.Query)
 	case *Exists:

@@ -112,6 +112,10 @@ type analyzer struct {
 	seen map[ast.Node]bool
 	// aliases counts generated subquery aliases.
 	aliases int
+	// lateral are the FROM items to the left of the item being analyzed: what an UNNEST
+	// there may refer to. correlated holds the UNNESTs that do.
+	lateral    []*item
+	correlated map[*ast.Unnest]bool
 }
 
 // context says what a (sub)query may contain.

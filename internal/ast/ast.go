@@ -291,6 +291,16 @@ type Join struct {
 	Using   []*Ident
 }
 
+// Unnest is UNNEST(array) [AS alias] in FROM: one row per element of the array, in one column
+// named by the alias. The array may refer to columns of the FROM items before it (each row of
+// those is joined with its own elements).
+type Unnest struct {
+	span
+	Expr  Expr
+	Alias *TableAlias
+}
+
+func (*Unnest) tableExpr()        {}
 func (*TableName) tableExpr()     {}
 func (*SubqueryTable) tableExpr() {}
 func (*TableFunc) tableExpr()     {}

@@ -472,6 +472,11 @@ func (p *Printer) Default(n Node) {
 		p.Print(n.Query)
 		p.WriteString(")")
 		p.tableAlias(n.Alias)
+	case *Unnest:
+		p.WriteString("UNNEST(")
+		p.Expr(n.Expr, 0)
+		p.WriteString(")")
+		p.tableAlias(n.Alias)
 	case *TableFunc:
 		p.Name(n.Name)
 		p.WriteString("(")

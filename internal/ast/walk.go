@@ -124,6 +124,9 @@ func Children(n Node) []Node {
 	case *SubqueryTable:
 		c.add(n.Query)
 		c.alias(n.Alias)
+	case *Unnest:
+		c.expr(n.Expr)
+		c.alias(n.Alias)
 	case *TableFunc:
 		c.idents(n.Name)
 		for _, a := range n.Args {

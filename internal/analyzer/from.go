@@ -40,6 +40,7 @@ func (a *analyzer) fromClause(from []ast.TableExpr, e *env, ctx context) (*scope
 	sc := &scope{outer: e.scope}
 	var acc *fromResult
 	for _, te := range from {
+		a.lateral = nil
 		if acc != nil {
 			a.lateral = acc.items
 		}
@@ -84,7 +85,11 @@ func (a *analyzer) tableExpr(te ast.TableExpr, e *env, ctx context) (*fromResult
 		if t.Lateral {
 			return nil, sqlerr.New(t.Span().Start, sqlerr.FeatureNotSupported, "LATERAL subqueries are not supported")
 		}
+		// A subquery sees no FROM item beside it: an UNNEST inside cannot refer to them.
+		saved := a.lateral
+		a.lateral = nil
 		info, err := a.query(t.Query, e, ctx)
+		a.lateral = saved
 		if err != nil {
 			return nil, err
 		}

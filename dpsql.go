@@ -71,13 +71,20 @@ func ownerMemoryLimit(ctx context.Context, q backend.Querier) (int64, error) {
 // results of the statements before it and the error (a *sqlerr.Error whose position is
 // relative to script). No panic escapes it: a bug in dpsql is returned as an error with
 // SQLSTATE XX000 (sqlerr.InternalError).
-func (db *DB) Exec(ctx context.Context, script string) (res []*Result, err error) {
+//
+// args are the values of the script's @name query parameters, given as database/sql named
+// arguments: db.Exec(ctx, "... CLAMPED BETWEEN @lo AND @hi ...", sql.Named("lo", 0),
+// sql.Named("hi", 100)). Values may be nil, bool, integers, float64, string, *big.Int,
+// *big.Rat (NUMERIC) or time.Time (TIMESTAMP). A parameter is bound as a typed literal
+// before the query is analyzed, so every privacy check sees its value; a @name without a
+// value is an error at its position (SQLSTATE 42P02).
+func (db *DB) Exec(ctx context.Context, script string, args ...any) (res []*Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = engine.Internal(r, debug.Stack(), sqlerr.Pos{})
 		}
 	}()
-	return db.e.Exec(ctx, script)
+	return db.e.Exec(ctx, script, args...)
 }
 
 // BecomeAnalyst drops the owner's rights for the rest of the session.

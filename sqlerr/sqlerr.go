@@ -50,6 +50,7 @@ const (
 	QueryCanceled           = "57014"
 	DataException           = "22000"
 	InvalidTextRepresent    = "22P02"
+	UndefinedParameter      = "42P02" // a @name query parameter without a value
 	ObjectNotInPrerequisite = "55000" // e.g. no budget has been set
 	UndefinedFile           = "58P01" // a file a relation reads does not exist
 )

@@ -122,6 +122,10 @@ type analyzer struct {
 	nest   bool
 	inAnon int
 	parts  []*Part
+	// lateral are the FROM items to the left of the item being analyzed: what an UNNEST
+	// there may refer to. correlated holds the UNNESTs that do.
+	lateral    []*item
+	correlated map[*ast.Unnest]bool
 }
 
 // context says what a (sub)query may contain.
@@ -542,6 +546,23 @@ func excluded(list []*ast.Ident, c string) bool {
 	return false
 }
 
+// maxSubscript bounds a subscript's constant index, so that the index arithmetic the SQL
+// generator prints cannot overflow.
+const maxSubscript = 1 << 30
+
+// checkSubscript accepts x[OFFSET(i)] and its siblings with a constant integer index: an
+// index computed from the data would be one more expression that could fail on one row, and
+// GoogleSQL users index released arrays by constants. Out of range, every form gives NULL.
+func checkSubscript(n *ast.Subscript) error {
+	v, err := constNumber(n.Index)
+	if err != nil || v != math.Trunc(v) || math.Abs(v) > maxSubscript {
+		return sqlerr.New(n.Index.Span().Start, sqlerr.FeatureNotSupported,
+			"the index of %s must be a constant integer", n.Kind).
+			WithHint("write a number, such as q[OFFSET(1)], or a query parameter")
+	}
+	return nil
+}
+
 func unparen(x ast.Expr) ast.Expr {
 	for {
 		p, ok := x.(*ast.Paren)
@@ -657,6 +678,8 @@ func (a *analyzer) exprChecksCols(x ast.Node, sc *scope, e *env, ctx context, pr
 			}
 		case *ast.FuncCall:
 			err = a.checkCall(n, private)
+		case *ast.Subscript:
+			err = checkSubscript(n)
 		case *ast.Subquery:
 			err = a.exprSubquery(n.Query, sc, e)
 			return false

@@ -377,6 +377,21 @@ func (b *anonBuilder) postChildren(x ast.Expr) (ast.Expr, error) {
 			c.Elems = append(c.Elems, p(e))
 		}
 		return &c, err
+	case *ast.ArrayLit:
+		c := *n
+		c.Elems = nil
+		for _, e := range n.Elems {
+			c.Elems = append(c.Elems, p(e))
+		}
+		return &c, err
+	case *ast.Subscript:
+		if err := checkSubscript(n); err != nil {
+			return nil, err
+		}
+		b.a.markTree(n.Index)
+		c := *n
+		c.X = p(n.X)
+		return &c, err
 	}
 	return nil, sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported, "expression %s is not supported here", ast.Format(x))
 }

@@ -40,7 +40,12 @@ func (a *analyzer) fromClause(from []ast.TableExpr, e *env, ctx context) (*scope
 	sc := &scope{outer: e.scope}
 	var acc *fromResult
 	for _, te := range from {
+		a.lateral = nil
+		if acc != nil {
+			a.lateral = acc.items
+		}
 		fr, err := a.tableExpr(te, e, ctx)
+		a.lateral = nil
 		if err != nil {
 			return nil, nil, err
 		}
@@ -80,7 +85,11 @@ func (a *analyzer) tableExpr(te ast.TableExpr, e *env, ctx context) (*fromResult
 		if t.Lateral {
 			return nil, sqlerr.New(t.Span().Start, sqlerr.FeatureNotSupported, "LATERAL subqueries are not supported")
 		}
+		// A subquery sees no FROM item beside it: an UNNEST inside cannot refer to them.
+		saved := a.lateral
+		a.lateral = nil
 		info, err := a.query(t.Query, e, ctx)
+		a.lateral = saved
 		if err != nil {
 			return nil, err
 		}
@@ -98,6 +107,8 @@ func (a *analyzer) tableExpr(te ast.TableExpr, e *env, ctx context) (*fromResult
 		fr := itemResult(t.Alias.Name, info)
 		fr.items[0].node = t
 		return fr, nil
+	case *ast.Unnest:
+		return a.unnest(t, e, ctx)
 	case *ast.TableFunc:
 		return nil, sqlerr.Privacy(t.Span().Start, RuleTableFunction,
 			fmt.Sprintf("table function %s is not allowed", lastName(t.Name)),
@@ -107,6 +118,50 @@ func (a *analyzer) tableExpr(te ast.TableExpr, e *env, ctx context) (*fromResult
 	}
 	return nil, fmt.Errorf("analyzer: unexpected FROM item %T", te)
 }
+
+// unnest analyzes UNNEST(array) [AS] alias: a relation of one column, named by the alias,
+// with a row per element. The array may refer to columns of the FROM items to its left (a
+// lateral reference, a.lateral), never to enclosing queries. Such an UNNEST is a public
+// relation for the join rules: each of its rows is joined only with the row whose array it
+// came from, so the row keeps that row's owner, exactly as when a public relation is cross
+// joined with a private one (each private row is repeated, its unit unchanged), and per-unit
+// contribution bounding still holds.
+func (a *analyzer) unnest(u *ast.Unnest, e *env, ctx context) (*fromResult, error) {
+	if u.Alias == nil || len(u.Alias.Columns) > 1 {
+		return nil, sqlerr.New(u.Span().Start, sqlerr.FeatureNotSupported, "UNNEST in FROM needs an alias naming its column").
+			WithHint("write UNNEST(...) AS x, then refer to the elements as x")
+	}
+	a.mark(u.Alias)
+	col := u.Alias.Name
+	if len(u.Alias.Columns) == 1 {
+		col = u.Alias.Columns[0]
+	} else {
+		// Name the column explicitly: the database would otherwise call it "unnest".
+		u.Alias.Columns = []*ast.Ident{{Name: col.Name, Quoted: col.Quoted}}
+	}
+	sc := &scope{items: a.lateral}
+	private := false
+	for _, it := range a.lateral {
+		private = private || it.private
+	}
+	if err := a.exprChecksCols(u.Expr, sc, &env{outer: e, scope: sc}, ctx, private, true); err != nil {
+		return nil, err
+	}
+	if hasAnyAggregate(u.Expr, 0) {
+		return nil, sqlerr.New(u.Expr.Span().Start, sqlerr.GroupingError, "aggregate functions are not allowed in UNNEST")
+	}
+	if len(ast.Collect[*ast.ColumnRef](u.Expr, isQuery)) > 0 {
+		if a.correlated == nil {
+			a.correlated = map[*ast.Unnest]bool{}
+		}
+		a.correlated[u] = true
+	}
+	it := &item{qual: u.Alias.Name.Name, qualID: u.Alias.Name, cols: []string{col.Name}, node: u}
+	return &fromResult{items: []*item{it}}, nil
+}
+
+// isQuery reports whether n is a subquery, for ast.Collect's skip.
+func isQuery(n ast.Node) bool { _, ok := n.(*ast.Query); return ok }
 
 func itemResult(alias *ast.Ident, info *relInfo) *fromResult {
 	it := &item{qual: alias.Name, qualID: alias, cols: info.cols, private: info.private}
@@ -244,10 +299,18 @@ func (a *analyzer) join(j *ast.Join, e *env, ctx context) (*fromResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.lateral = l.items
 	r, err := a.tableExpr(j.Right, e, ctx)
+	a.lateral = nil
 	if err != nil {
 		return nil, err
 	}
+	if u, ok := j.Right.(*ast.Unnest); ok && a.correlated[u] && j.Kind != ast.CrossJoin && j.Kind != ast.InnerJoin {
+		return nil, sqlerr.New(u.Span().Start, sqlerr.FeatureNotSupported,
+			"an UNNEST of the columns of another FROM item must be joined with CROSS JOIN, a comma or an inner JOIN").
+			WithHint("write FROM t CROSS JOIN UNNEST(t.array_column) AS x")
+	}
+
 	sc := &scope{items: append(append([]*item(nil), l.items...), r.items...), outer: e.scope}
 	// USING and NATURAL merge columns: the right side's copies are no longer visible
 	// unqualified.

@@ -291,6 +291,16 @@ type Join struct {
 	Using   []*Ident
 }
 
+// Unnest is UNNEST(array) [AS alias] in FROM: one row per element of the array, in one column
+// named by the alias. The array may refer to columns of the FROM items before it (each row of
+// those is joined with its own elements).
+type Unnest struct {
+	span
+	Expr  Expr
+	Alias *TableAlias
+}
+
+func (*Unnest) tableExpr()        {}
 func (*TableName) tableExpr()     {}
 func (*SubqueryTable) tableExpr() {}
 func (*TableFunc) tableExpr()     {}
@@ -522,6 +532,28 @@ type Exists struct {
 	Not   bool
 }
 
+// Subscript is x[OFFSET(i)], x[ORDINAL(i)], x[SAFE_OFFSET(i)] or x[SAFE_ORDINAL(i)]: the
+// element of array x at 0-based offset or 1-based ordinal i. dpsql evaluates every form as
+// the SAFE one (NULL when i is out of range), so that no query fails on one row's array.
+type Subscript struct {
+	span
+	X     Expr
+	Kind  string // "OFFSET", "ORDINAL", "SAFE_OFFSET" or "SAFE_ORDINAL"
+	Index Expr
+}
+
+// ZeroBased reports whether the index is an offset (0-based) rather than an ordinal.
+func (s *Subscript) ZeroBased() bool { return s.Kind == "OFFSET" || s.Kind == "SAFE_OFFSET" }
+
+// ArrayLit is an array constructor: [a, b, ...] or ARRAY[a, b, ...].
+type ArrayLit struct {
+	span
+	Elems   []Expr
+	Keyword bool // written ARRAY[...]
+}
+
+func (*Subscript) expr()    {}
+func (*ArrayLit) expr()     {}
 func (*ColumnRef) expr()    {}
 func (*Literal) expr()      {}
 func (*TypedLiteral) expr() {}

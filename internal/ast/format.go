@@ -472,6 +472,11 @@ func (p *Printer) Default(n Node) {
 		p.Print(n.Query)
 		p.WriteString(")")
 		p.tableAlias(n.Alias)
+	case *Unnest:
+		p.WriteString("UNNEST(")
+		p.Expr(n.Expr, 0)
+		p.WriteString(")")
+		p.tableAlias(n.Alias)
 	case *TableFunc:
 		p.Name(n.Name)
 		p.WriteString("(")
@@ -643,6 +648,18 @@ func (p *Printer) Default(n Node) {
 		p.WriteString("(")
 		p.Expr(n.X, 0)
 		p.WriteString(")")
+	case *Subscript:
+		p.Expr(n.X, PrecPrimary)
+		p.WriteString("[" + n.Kind + "(")
+		p.Expr(n.Index, 0)
+		p.WriteString(")]")
+	case *ArrayLit:
+		if n.Keyword {
+			p.WriteString("ARRAY")
+		}
+		p.WriteString("[")
+		p.exprList(n.Elems)
+		p.WriteString("]")
 	case *Subquery:
 		p.WriteString("(")
 		p.Print(n.Query)

@@ -124,6 +124,9 @@ func Children(n Node) []Node {
 	case *SubqueryTable:
 		c.add(n.Query)
 		c.alias(n.Alias)
+	case *Unnest:
+		c.expr(n.Expr)
+		c.alias(n.Alias)
 	case *TableFunc:
 		c.idents(n.Name)
 		for _, a := range n.Args {
@@ -208,6 +211,13 @@ func Children(n Node) []Node {
 		}
 	case *Paren:
 		c.expr(n.X)
+	case *Subscript:
+		c.expr(n.X)
+		c.expr(n.Index)
+	case *ArrayLit:
+		for _, e := range n.Elems {
+			c.expr(e)
+		}
 	case *Subquery:
 		c.add(n.Query)
 	case *Exists:

@@ -20,7 +20,7 @@ type Engine interface {
 	// Exec runs the statements of script in order and stops at the first error, returning
 	// the results of the statements before it and the error, whose position (if it is a
 	// *sqlerr.Error) is relative to script.
-	Exec(ctx context.Context, script string) ([]*dpsql.Result, error)
+	Exec(ctx context.Context, script string, args ...any) ([]*dpsql.Result, error)
 	Close() error
 }
 
@@ -169,6 +169,8 @@ type session struct {
 	timing   bool
 	notify   func(c chan<- os.Signal) (stop func())
 	complete func(string) bool
+	// params are the --parameter values, given to every statement after the --init scripts.
+	params []any
 	// sigs receives interrupts for the whole session while the prompt runs; nil otherwise,
 	// and exec then listens only while a statement runs.
 	sigs chan os.Signal
@@ -196,6 +198,7 @@ func (s *session) run(ctx context.Context, f *flags, opts Options) error {
 			return s.fail("", "", err)
 		}
 	}
+	s.params = f.params
 
 	if len(f.sources) > 0 {
 		for _, src := range f.sources {
@@ -287,7 +290,7 @@ func (s *session) exec(ctx context.Context, script string) ([]*dpsql.Result, err
 			}
 		}()
 	}
-	return s.eng.Exec(ctx, script)
+	return s.eng.Exec(ctx, script, s.params...)
 }
 
 // drain empties c and reports whether it held any interrupt.

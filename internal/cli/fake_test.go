@@ -27,7 +27,7 @@ func newFake() *fakeEngine {
 	return &fakeEngine{results: map[string]*dpsql.Result{}, started: make(chan struct{}, 10)}
 }
 
-func (f *fakeEngine) Exec(ctx context.Context, script string) ([]*dpsql.Result, error) {
+func (f *fakeEngine) Exec(ctx context.Context, script string, args ...any) ([]*dpsql.Result, error) {
 	f.mu.Lock()
 	f.scripts = append(f.scripts, script)
 	f.calls = append(f.calls, "exec")

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/limits"
+	"github.com/dpsql/dpsql/internal/parser"
 )
 
 // UsageError is a mistake on the command line (an unknown option, a missing or bad value).
@@ -46,6 +50,7 @@ type flags struct {
 	timeout     time.Duration // 0: the default; negative: no limit (--timeout 0)
 	memoryLimit string
 	quiet       bool
+	params      []any // --parameter values, as sql.NamedArg
 	help        bool
 	version     bool
 }
@@ -109,10 +114,42 @@ func options() []option {
 			f.memoryLimit = v
 			return nil
 		}},
+		{long: "parameter", short: 'p', hasValue: true, set: func(f *flags, v string) error {
+			p, err := parseParameter(v)
+			if err != nil {
+				return usagef("--parameter %q: %v", v, err)
+			}
+			for _, q := range f.params {
+				if strings.EqualFold(q.(sql.NamedArg).Name, p.Name) {
+					return usagef("--parameter %q: @%s is given twice", v, p.Name)
+				}
+			}
+			f.params = append(f.params, p)
+			return nil
+		}},
 		{long: "quiet", short: 'q', set: func(f *flags, _ string) error { f.quiet = true; return nil }},
 		{long: "help", short: 'h', set: func(f *flags, _ string) error { f.help = true; return nil }},
 		{long: "version", set: func(f *flags, _ string) error { f.version = true; return nil }},
 	}
+}
+
+// parseParameter reads --parameter's NAME:TYPE:VALUE (BigQuery's bq query --parameter): the
+// type may be empty (NAME::VALUE is a STRING), the value may contain colons.
+func parseParameter(v string) (sql.NamedArg, error) {
+	name, rest, ok := strings.Cut(v, ":")
+	typ, value, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 {
+		return sql.NamedArg{}, errors.New("want NAME:TYPE:VALUE, like lower:INT64:0 (NAME::VALUE for a string)")
+	}
+	name = strings.TrimPrefix(name, "@")
+	if name == "" || !ast.IsBareIdent(name) {
+		return sql.NamedArg{}, fmt.Errorf("%q is not a parameter name (letters, digits and _, not starting with a digit)", name)
+	}
+	p, err := parser.ParseParam(typ, value)
+	if err != nil {
+		return sql.NamedArg{}, err
+	}
+	return sql.Named(name, p), nil
 }
 
 // parseFlags reads GNU-style arguments: --name value, --name=value, -x value, -xvalue,
@@ -220,6 +257,11 @@ Options:
                           to analysts when stricter
       --memory-limit SIZE DuckDB's memory limit, e.g. 8GB (default: 4GB for analysts;
                           the owner's SET LIMITS memory_limit applies when stricter)
+  -p, --parameter NAME:TYPE:VALUE
+                          the value of the query parameter @NAME in every statement
+                          (after --init); repeatable. TYPE is INT64, FLOAT64, NUMERIC,
+                          BOOL, STRING, DATE or TIMESTAMP; NAME::VALUE is a STRING;
+                          VALUE NULL is a NULL of the type. As bq query --parameter.
   -q, --quiet             do not print notices (budget charged and left, ...) or the
                           prompt's welcome line
   -h, --help              show this help
@@ -235,5 +277,7 @@ Examples:
   dpsql shop.duckdb --format json -c "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5)
       item, ANON_COUNT(*) AS n FROM purchases GROUP BY item;"
   dpsql --init example.sql -c "SELECT WITH ANONYMIZATION ..."   # in-memory demo
+  dpsql shop.duckdb -p lo:INT64:0 -p hi:INT64:100 -c "SELECT WITH ANONYMIZATION
+      OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(quantity CLAMPED BETWEEN @lo AND @hi) FROM purchases;"
   echo "SHOW TABLES;" | dpsql postgres://analyst@db.example.com/shop
 `

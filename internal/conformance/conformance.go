@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bufio"
+	"database/sql"
 	"fmt"
 	"math/big"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dpsql/dpsql/internal/parser"
 )
 
 // Record is one record of a conformance file (testdata/README.md).
@@ -22,6 +25,27 @@ type Record struct {
 	Expect []string
 	Alts   [][]string
 	Line   int
+	// Params are the record's "parameter NAME:TYPE:VALUE" lines (before its SQL): the
+	// values of its @NAME query parameters.
+	Params []string
+}
+
+// Args are the record's parameters as Exec takes them (sql.NamedArg values).
+func (r *Record) Args() ([]any, error) {
+	var args []any
+	for _, p := range r.Params {
+		name, rest, _ := strings.Cut(p, ":")
+		typ, value, ok := strings.Cut(rest, ":")
+		if !ok {
+			return nil, fmt.Errorf("line %d: parameter %q: want NAME:TYPE:VALUE", r.Line, p)
+		}
+		v, err := parser.ParseParam(typ, value)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: parameter %q: %v", r.Line, p, err)
+		}
+		args = append(args, sql.Named(name, v))
+	}
+	return args, nil
 }
 
 // ParseFile reads the records of a conformance file.
@@ -66,6 +90,8 @@ func ParseFile(path string) ([]Record, error) {
 			inResult = true
 		case inResult:
 			cur.Expect = append(cur.Expect, line)
+		case cur.SQL == "" && strings.HasPrefix(line, "parameter "):
+			cur.Params = append(cur.Params, strings.TrimPrefix(line, "parameter "))
 		default:
 			cur.SQL += line + "\n"
 		}

@@ -42,7 +42,11 @@ func runFile(t *testing.T, path string, open backendFactory) {
 		if r.Kind == "statement" && !owner {
 			t.Fatalf("%s: statements must come before the first query", where)
 		}
-		res, err := e.Exec(ctx, r.SQL)
+		args, err := r.Args()
+		if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		res, err := e.Exec(ctx, r.SQL, args...)
 		if want, ok := r.WantError(); ok {
 			if err == nil {
 				t.Errorf("%s: succeeded, want error %s\n%s", where, want, r.SQL)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -60,6 +61,9 @@ type Engine struct {
 	// owners are the data owner's limits for analyst sessions, read when the engine starts
 	// serving an analyst (see applyLimits).
 	owners limits.Limits
+	// bound is set while Exec runs a script given query parameters: the owner's raw queries
+	// are then printed from the tree (which holds the values) instead of sent as written.
+	bound bool
 }
 
 // New opens an engine on o.Backend: the owner's engine creates dpsql's schema if needed; an
@@ -156,21 +160,28 @@ func (e *Engine) Close() error { return e.b.Close() }
 // results before it with the error; error positions are relative to script. A panic inside
 // dpsql does not escape: it becomes an internal error (SQLSTATE XX000) whose Cause is a
 // *PanicError.
-func (e *Engine) Exec(ctx context.Context, script string) (results []*Result, err error) {
+//
+// args are the values of the script's @name query parameters, each a database/sql
+// NamedArg (sql.Named("lower", 1)) whose value parser.ParamOf accepts. They are bound by
+// the parser as typed literals, before any analysis: a parameter is the analyst's input,
+// public, and every check sees its value.
+func (e *Engine) Exec(ctx context.Context, script string, args ...any) (results []*Result, err error) {
 	var at sqlerr.Pos
 	defer func() {
 		if r := recover(); r != nil {
 			err = Internal(r, debug.Stack(), at)
 		}
 	}()
-	parse := parser.Parse
-	if e.o.Owner {
-		parse = parser.Lenient
-	}
-	stmts, err := parse(script)
+	params, err := Params(args)
 	if err != nil {
 		return nil, err
 	}
+	stmts, err := parser.ParseParams(script, params, e.o.Owner)
+	if err != nil {
+		return nil, err
+	}
+	e.bound = len(params) > 0
+	defer func() { e.bound = false }()
 	for _, st := range stmts {
 		at = st.Span().Start
 		text := stmtText(script, st)
@@ -187,6 +198,32 @@ func (e *Engine) Exec(ctx context.Context, script string) (results []*Result, er
 		results = append(results, res)
 	}
 	return results, nil
+}
+
+// Params reads Exec's args: each a database/sql NamedArg with a non-empty name, given once.
+func Params(args []any) (parser.Params, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	params := make(parser.Params, len(args))
+	for i, a := range args {
+		na, ok := a.(sql.NamedArg)
+		if !ok || na.Name == "" {
+			return nil, &sqlerr.Error{Code: sqlerr.UndefinedParameter,
+				Msg:  fmt.Sprintf("query parameter %d is not named (positional parameters are not supported)", i+1),
+				Hint: `name each parameter with sql.Named("name", value) and write @name in the query`}
+		}
+		key := strings.ToLower(na.Name)
+		if _, dup := params[key]; dup {
+			return nil, &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Msg: fmt.Sprintf("query parameter @%s is given twice", na.Name)}
+		}
+		p, err := parser.ParamOf(na.Value)
+		if err != nil {
+			return nil, &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Msg: fmt.Sprintf("query parameter @%s: %v", na.Name, err)}
+		}
+		params[key] = p
+	}
+	return params, nil
 }
 
 // timeout is the limit of one statement (0: none), see Options.StatementTimeout: for an
@@ -286,6 +323,10 @@ func (e *Engine) query(ctx context.Context, q *ast.Query, text string, explain b
 		// The owner reads anything, in the database's own dialect.
 		if explain {
 			return e.rawQuery(ctx, "EXPLAIN "+sqlgen.Print(e.b.Dialect(), q))
+		}
+		if e.bound {
+			// The text still says @name; the tree holds the values.
+			return e.rawQuery(ctx, sqlgen.Print(e.b.Dialect(), q))
 		}
 		return e.rawQuery(ctx, text)
 	}

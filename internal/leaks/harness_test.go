@@ -388,13 +388,13 @@ func (q recQuerier) Exec(ctx context.Context, s string, args ...any) error {
 // cliEngine adapts an engine (or a dpsql.DB) to the command and turns a panic into an
 // outcome instead of the end of the test process: a real process would die with status 2.
 type cliEngine struct {
-	exec     func(ctx context.Context, script string) ([]*dpsql.Result, error)
+	exec     func(ctx context.Context, script string, args ...any) ([]*dpsql.Result, error)
 	close    func() error
 	err      error
 	panicked string
 }
 
-func (c *cliEngine) Exec(ctx context.Context, script string) (res []*dpsql.Result, err error) {
+func (c *cliEngine) Exec(ctx context.Context, script string, args ...any) (res []*dpsql.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.panicked = fmt.Sprint(r)
@@ -402,7 +402,7 @@ func (c *cliEngine) Exec(ctx context.Context, script string) (res []*dpsql.Resul
 		}
 		c.err = err
 	}()
-	return c.exec(ctx, script)
+	return c.exec(ctx, script, args...)
 }
 
 func (c *cliEngine) Close() error {

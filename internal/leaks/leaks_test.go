@@ -449,3 +449,45 @@ func TestLeakErrorsPastTryAndAggregatesOverPrivateRows(t *testing.T) {
 		}
 	})
 }
+
+// [arrays] Issue 15's arrays: UNNEST in FROM and subscripts. Each attempt tries to make the
+// target's row count as another unit's, to reach private rows outside an anonymized
+// aggregate, or to make a row-dependent element pick a group; the pair must end the same way.
+func TestLeakUnnestAndSubscripts(t *testing.T) {
+	backends(t, func(t *testing.T, w *world) {
+		// Refused: an element of one unit's array equated with another unit (the join is not
+		// on the units), an UNNEST whose array reads private data in a subquery, private
+		// arrays outside an anonymized query, and an UNNEST preserved by an outer join.
+		for _, q := range []string{
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_COUNT(*, 1) AS n
+			 FROM people p CROSS JOIN UNNEST([p.uid, 7]) AS e JOIN people q ON q.uid = e WHERE q.salary > 500000`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` e, ANON_COUNT(*, 1) AS n
+			 FROM people CROSS JOIN UNNEST([(SELECT max(salary) FROM people x WHERE x.uid = 7)]) AS e GROUP BY e`,
+			`SELECT e FROM people, UNNEST([people.note]) AS e`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_COUNT(*, 1) AS n
+			 FROM people LEFT JOIN UNNEST([people.note]) AS e ON e = 'x'`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_COUNT(*, 1) AS n
+			 FROM UNNEST([7]) AS e LEFT JOIN people ON people.uid = e`,
+			// A subscript whose index is the target's data.
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_COUNT(*, 1) AS n
+			 FROM people WHERE [1, 2][OFFSET(CAST(salary AS BIGINT))] = 1`,
+		} {
+			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, refused: true}) })
+		}
+		// Released: an UNNEST of each unit's own values multiplies its rows but keeps its
+		// unit, so kappa and partition selection still hold the target's values back; a
+		// subscript past the end of a unit's array is NULL on every backend, not an error.
+		for _, q := range []string{
+			anon("epsilon=1, delta=1e-6, kappa=2") + ` e, ANON_COUNT(*, 1) AS n
+			 FROM people CROSS JOIN UNNEST([people.note, people.name]) AS e GROUP BY e`,
+			anon("epsilon=1, delta=1e-6, kappa=3") + ` k, ANON_COUNT(*, 1) AS n
+			 FROM people CROSS JOIN UNNEST([1, 2, 3]) AS k GROUP BY k`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` [note, city][SAFE_OFFSET(0)] AS k, ANON_COUNT(*, 1) AS n
+			 FROM people GROUP BY [note, city][SAFE_OFFSET(0)]`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_SUM(ARRAY_LENGTH([salary, salary]) + [salary][OFFSET(3)], 0, 10) AS n
+			 FROM people`,
+		} {
+			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, release: counts([]string{"e", "k"}, "n")}) })
+		}
+	})
+}

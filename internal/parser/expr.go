@@ -229,10 +229,63 @@ func (p *parser) parsePostfix() ast.Expr {
 		c.SetSpan(p.spanFrom(x.Span().Start))
 		x = c
 	}
-	if p.tok().isOp("[") {
-		p.notSupported(p.tok().Pos, "", "subscripts are not supported")
+	for p.tok().isOp("[") {
+		x = p.subscript(x)
+		for p.tok().isOp("::") {
+			p.next()
+			c := &ast.Cast{X: x, Type: p.typeName(), Colon: true}
+			c.SetSpan(p.spanFrom(x.Span().Start))
+			x = c
+		}
 	}
 	return x
+}
+
+// subscript parses [OFFSET(i)], [ORDINAL(i)], [SAFE_OFFSET(i)] or [SAFE_ORDINAL(i)] after x.
+// A bare [i] is refused: it is 0-based in GoogleSQL and 1-based in DuckDB and PostgreSQL.
+func (p *parser) subscript(x ast.Expr) ast.Expr {
+	p.enter()
+	defer p.leave()
+	p.next() // [
+	k := p.tok()
+	switch {
+	case k.Kind == tIdent && (k.Val == "OFFSET" || k.Val == "ORDINAL" || k.Val == "SAFE_OFFSET" || k.Val == "SAFE_ORDINAL") && p.peek(1).isOp("("):
+	default:
+		p.notSupported(k.Pos, "write x[OFFSET(i)] (from 0) or x[ORDINAL(i)] (from 1), or their SAFE_ forms",
+			"an array subscript must say OFFSET, ORDINAL, SAFE_OFFSET or SAFE_ORDINAL")
+	}
+	p.next()
+	po := p.next()
+	s := &ast.Subscript{X: x, Kind: k.Val, Index: p.parseExpr()}
+	p.expectClose(po)
+	if !p.tok().isOp("]") {
+		p.unexpected(`"]"`)
+	}
+	p.next()
+	s.SetSpan(p.spanFrom(x.Span().Start))
+	return s
+}
+
+// arrayLit parses [a, b, ...] at the current "[" (after ARRAY when keyword).
+func (p *parser) arrayLit(start sqlerr.Pos, keyword bool) ast.Expr {
+	p.enter()
+	defer p.leave()
+	p.next() // [
+	a := &ast.ArrayLit{Keyword: keyword}
+	if !p.tok().isOp("]") {
+		for {
+			a.Elems = append(a.Elems, p.parseExpr())
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+	}
+	if !p.tok().isOp("]") {
+		p.unexpected(`"," or "]"`)
+	}
+	p.next()
+	a.SetSpan(p.spanFrom(start))
+	return a
 }
 
 // typedLiteralTypes are the words that introduce TYPE 'text' literals.
@@ -274,8 +327,14 @@ func (p *parser) parsePrimary() ast.Expr {
 		if t.Val == "(" {
 			return p.parseParen()
 		}
-		if t.Val == "?" || t.Val == "$" || t.Val == "@" {
-			p.notSupported(t.Pos, "write the value into the query", "query parameters are not supported")
+		if t.Val == "@" {
+			return p.param()
+		}
+		if t.Val == "[" {
+			return p.arrayLit(start, false)
+		}
+		if t.Val == "?" || t.Val == "$" {
+			p.notSupported(t.Pos, "name the parameter: @name", "positional query parameters are not supported")
 		}
 		p.unexpected("an expression")
 	case tQIdent:
@@ -327,7 +386,10 @@ func (p *parser) parsePrimary() ast.Expr {
 		tl := &ast.TypedLiteral{Type: t.Val, Text: n1.Val}
 		tl.SetSpan(p.spanFrom(start))
 		return tl
-	case t.Val == "ARRAY" && (n1.isOp("[") || n1.isOp("(")), t.Val == "STRUCT" && n1.isOp("("):
+	case t.Val == "ARRAY" && n1.isOp("["):
+		p.next()
+		return p.arrayLit(start, true)
+	case t.Val == "ARRAY" && n1.isOp("("), t.Val == "STRUCT" && n1.isOp("("):
 		p.notSupported(t.Pos, "", "%s values are not supported", t.Val)
 	case ast.IsFuncKeyword(t.Val) && n1.isOp("("):
 		p.next()

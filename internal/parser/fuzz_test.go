@@ -30,7 +30,7 @@ func checkErr(t *testing.T, src string, err error) {
 	if e.Code == sqlerr.InternalError {
 		t.Fatalf("%q: %v", src, e)
 	}
-	if e.Code != sqlerr.SyntaxError && e.Code != sqlerr.FeatureNotSupported {
+	if e.Code != sqlerr.SyntaxError && e.Code != sqlerr.FeatureNotSupported && e.Code != sqlerr.UndefinedParameter {
 		t.Fatalf("%q: unexpected code %s: %v", src, e.Code, e)
 	}
 	if !e.Pos.IsValid() || sqlerr.PosAt(src, e.Pos.Offset) != e.Pos {

@@ -98,6 +98,11 @@ func Complete(src string) bool {
 
 // parseScript splits the tokens of src into statements and parses each.
 func parseScript(src string, lenient bool) ([]ast.Stmt, error) {
+	return parseScriptParams(src, lenient, nil)
+}
+
+// parseScriptParams is parseScript with query parameters.
+func parseScriptParams(src string, lenient bool, params Params) ([]ast.Stmt, error) {
 	toks, err := lex(src)
 	if err != nil {
 		return nil, err
@@ -107,7 +112,7 @@ func parseScript(src string, lenient bool) ([]ast.Stmt, error) {
 		if len(st) == 1 { // only the end token: an empty statement
 			continue
 		}
-		s, err := parseStatement(src, st)
+		s, err := parseStatement(src, st, params)
 		if err != nil {
 			if lenient && !mustParse(st) {
 				s = rawStmt(src, st)
@@ -189,8 +194,8 @@ func rawStmt(src string, toks []token) *ast.RawStmt {
 }
 
 // parseStatement parses the tokens of one statement (ending with the tEOF token).
-func parseStatement(src string, toks []token) (s ast.Stmt, err error) {
-	p := &parser{src: src, toks: toks}
+func parseStatement(src string, toks []token, params Params) (s ast.Stmt, err error) {
+	p := &parser{src: src, toks: toks, params: params}
 	defer p.recoverTo(&err)
 	return p.parseStatement(), nil
 }
@@ -203,6 +208,8 @@ type parser struct {
 	i     int
 	depth int
 	memo  map[memoKey]memoVal // results of the backtracking attempts in FROM
+	// params are the values of @name query parameters (nil: none given).
+	params Params
 }
 
 // bailout carries a syntax error up the parser's own stack. A fatal one (the depth limit)

@@ -387,7 +387,18 @@ func (p *parser) parseTablePrimary() ast.TableExpr {
 		return p.parenJoin()
 	case t.Kind == tString:
 		p.notSupported(t.Pos, "ask the data owner to create a view over the file", "a string literal is not a table; reading files in FROM is not supported")
-	case t.is("UNNEST") && p.peek(1).isOp("("), t.is("VALUES"):
+	case t.is("UNNEST") && p.peek(1).isOp("("):
+		p.next()
+		open := p.next()
+		u := &ast.Unnest{Expr: p.parseExpr()}
+		p.expectClose(open)
+		u.Alias = p.tableAlias()
+		if p.tok().is("WITH") && p.peek(1).is("OFFSET") {
+			p.notSupported(p.tok().Pos, "", "UNNEST ... WITH OFFSET is not supported")
+		}
+		u.SetSpan(p.spanFrom(start))
+		return p.refuseTableSuffix(u)
+	case t.is("VALUES"):
 		p.notSupported(t.Pos, "", "%s in FROM is not supported", t.Val)
 	}
 	name := p.qualifiedName()

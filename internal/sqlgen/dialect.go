@@ -64,11 +64,51 @@ func basePrinter(d backend.Dialect) *ast.Printer {
 			p.Print(n.Type)
 			p.WriteString(")")
 			return true
+		case *ast.ArrayLit:
+			// DuckDB's list [a, b]; PostgreSQL's ARRAY[a, b].
+			if d == backend.Postgres {
+				p.WriteString("ARRAY")
+			}
+			p.WriteString("[")
+			for i, e := range n.Elems {
+				if i > 0 {
+					p.WriteString(", ")
+				}
+				p.Print(e)
+			}
+			p.WriteString("]")
+			return true
+		case *ast.Subscript:
+			// Both dialects index from 1 and give NULL out of range; DuckDB counts negative
+			// indexes from the end, so an index before the first element becomes NULL. The
+			// analyzer allows only small constant indexes, so i + 1 cannot overflow.
+			p.WriteString("(")
+			p.Print(n.X)
+			p.WriteString(")[CASE WHEN (")
+			p.Print(n.Index)
+			if n.ZeroBased() {
+				p.WriteString(") >= 0 THEN (")
+				p.Print(n.Index)
+				p.WriteString(") + 1 END]")
+			} else {
+				p.WriteString(") >= 1 THEN (")
+				p.Print(n.Index)
+				p.WriteString(") END]")
+			}
+			return true
 		case *ast.FuncCall:
 			if len(n.Name) != 1 || n.Over != nil {
 				return false
 			}
 			name := strings.ToLower(n.Name[0].Name)
+			if d == backend.Postgres && name == "array_length" && len(n.Args) == 1 {
+				// GoogleSQL's ARRAY_LENGTH is 0 for an empty array; PostgreSQL's
+				// array_length(a, 1) is NULL there, cardinality(a) is 0.
+				p.WriteString("cardinality(")
+				p.Print(n.Args[0])
+				p.WriteString(")")
+				return true
+			}
 			if d == backend.Postgres && (name == "if" || name == "iff") && len(n.Args) == 3 {
 				p.WriteString("(CASE WHEN ")
 				p.Print(n.Args[0])

@@ -162,7 +162,7 @@ func (quiet) Log(context.Context, blog.Severity, int, string) {}
 var dpsqlFlags = map[string]bool{
 	"c": true, "command": true, "f": true, "file": true, "init": true, "owner": true, "format": true,
 	"confidence": true, "timeout": true, "memory-limit": true, "q": true, "quiet": true, "h": true,
-	"help": true, "version": true,
+	"help": true, "version": true, "p": true, "parameter": true,
 }
 
 // splitArgs separates dpsql's arguments (and positionals) from Beam's flags and --ledger.
@@ -294,6 +294,7 @@ dpsql options:
       --confidence L    add confidence intervals at level L (e.g. 0.95)
       --timeout D       bound each statement (e.g. 30m; default: none)
       --memory-limit M  DuckDB's memory limit on the coordinator
+  -p, --parameter N:T:V the value of query parameter @N (type T), as in dpsql
   -q, --quiet           no notices
   -h, --help            this help
       --version         print the version

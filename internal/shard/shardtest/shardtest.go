@@ -309,7 +309,11 @@ func Conformance(t *testing.T, path string, runner shard.Runner) (ran, skipped i
 		}
 		where := fmt.Sprintf("%s:%d", filepath.Base(path), r.Line)
 		before := st.Stages
-		res, err := e.Exec(ctx, r.SQL)
+		args, err := r.Args()
+		if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		res, err := e.Exec(ctx, r.SQL, args...)
 		if se, ok := sqlerr.As(err); ok && se.Rule == shard.RuleDistributed {
 			skipped++
 			continue

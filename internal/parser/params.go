@@ -1,0 +1,242 @@
+package parser
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// Params are the values of a script's named query parameters (@name), by name. Names are
+// case-insensitive, as in GoogleSQL: keys are compared after strings.ToLower.
+//
+// A parameter is the analyst's own input, so it is public: the parser puts a typed literal
+// where @name is written, and everything after the parser (the analyzer's privacy checks, the
+// option and bound checks, the SQL sent to the database) sees that literal and only it.
+type Params map[string]Param
+
+// Param is the value of one query parameter: a typed constant.
+type Param struct {
+	// Type is the GoogleSQL type: INT64, FLOAT64, NUMERIC, BOOL, STRING, DATE, TIMESTAMP.
+	Type string
+	// Text is the value as SQL literal text (digits for numbers, the decoded text of a string);
+	// ignored when Null.
+	Text string
+	Null bool
+}
+
+// paramTypes maps the type names a parameter may be declared with to their GoogleSQL name.
+var paramTypes = map[string]string{
+	"INT64": "INT64", "INT": "INT64", "INTEGER": "INT64", "BIGINT": "INT64",
+	"FLOAT64": "FLOAT64", "FLOAT": "FLOAT64", "DOUBLE": "FLOAT64",
+	"NUMERIC": "NUMERIC", "DECIMAL": "NUMERIC",
+	"BOOL": "BOOL", "BOOLEAN": "BOOL",
+	"STRING": "STRING", "VARCHAR": "STRING", "TEXT": "STRING",
+	"DATE": "DATE", "TIMESTAMP": "TIMESTAMP",
+}
+
+// ParseParam reads a parameter given as a type name and text, as on the command line
+// (name:TYPE:value). An empty type is STRING, as in BigQuery's bq tool; the text NULL (any
+// case) is a NULL of the type.
+func ParseParam(typ, text string) (Param, error) {
+	t, ok := paramTypes[strings.ToUpper(strings.TrimSpace(typ))]
+	if typ == "" {
+		t, ok = "STRING", true
+	}
+	if !ok {
+		return Param{}, fmt.Errorf("unknown parameter type %q (use INT64, FLOAT64, NUMERIC, BOOL, STRING, DATE or TIMESTAMP)", typ)
+	}
+	if strings.EqualFold(text, "NULL") && t != "STRING" {
+		return Param{Type: t, Null: true}, nil
+	}
+	p := Param{Type: t, Text: text}
+	switch t {
+	case "INT64":
+		if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+			return Param{}, fmt.Errorf("%q is not an INT64", text)
+		}
+	case "FLOAT64":
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return Param{}, fmt.Errorf("%q is not a finite FLOAT64", text)
+		}
+		p.Text = strconv.FormatFloat(f, 'g', -1, 64)
+	case "NUMERIC":
+		if _, ok := new(big.Rat).SetString(text); !ok || strings.ContainsAny(text, "/eE") {
+			return Param{}, fmt.Errorf("%q is not a NUMERIC", text)
+		}
+	case "BOOL":
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return Param{}, fmt.Errorf("%q is not a BOOL (true or false)", text)
+		}
+		p.Text = strings.ToUpper(strconv.FormatBool(b))
+	case "DATE":
+		if _, err := time.Parse("2006-01-02", text); err != nil {
+			return Param{}, fmt.Errorf("%q is not a DATE (YYYY-MM-DD)", text)
+		}
+	case "TIMESTAMP":
+		if !validTimestamp(text) {
+			return Param{}, fmt.Errorf("%q is not a TIMESTAMP (YYYY-MM-DD HH:MM:SS[.ffffff])", text)
+		}
+	}
+	return p, nil
+}
+
+func validTimestamp(s string) bool {
+	for _, l := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02"} {
+		if _, err := time.Parse(l, s); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ParamOf turns a Go value into a parameter: nil, bool, signed and unsigned integers (up to
+// the INT64 range), finite float32/float64, string, *big.Rat and *big.Int (NUMERIC), and
+// time.Time (a TIMESTAMP, in UTC; a DATE when it is midnight UTC is still a TIMESTAMP: pass
+// Param{Type: "DATE", ...} for a date). A Param is returned as it is.
+func ParamOf(v any) (Param, error) {
+	switch x := v.(type) {
+	case Param:
+		return ParseParamValue(x)
+	case nil:
+		return Param{Type: "INT64", Null: true}, nil
+	case bool:
+		return ParseParam("BOOL", strconv.FormatBool(x))
+	case int:
+		return Param{Type: "INT64", Text: strconv.FormatInt(int64(x), 10)}, nil
+	case int8:
+		return Param{Type: "INT64", Text: strconv.FormatInt(int64(x), 10)}, nil
+	case int16:
+		return Param{Type: "INT64", Text: strconv.FormatInt(int64(x), 10)}, nil
+	case int32:
+		return Param{Type: "INT64", Text: strconv.FormatInt(int64(x), 10)}, nil
+	case int64:
+		return Param{Type: "INT64", Text: strconv.FormatInt(x, 10)}, nil
+	case uint, uint8, uint16, uint32, uint64:
+		return ParseParam("INT64", fmt.Sprint(x))
+	case float32:
+		return ParseParam("FLOAT64", strconv.FormatFloat(float64(x), 'g', -1, 32))
+	case float64:
+		return ParseParam("FLOAT64", strconv.FormatFloat(x, 'g', -1, 64))
+	case string:
+		return Param{Type: "STRING", Text: x}, nil
+	case *big.Int:
+		if x == nil {
+			return Param{Type: "NUMERIC", Null: true}, nil
+		}
+		return Param{Type: "NUMERIC", Text: x.String()}, nil
+	case *big.Rat:
+		if x == nil {
+			return Param{Type: "NUMERIC", Null: true}, nil
+		}
+		return Param{Type: "NUMERIC", Text: x.FloatString(38)}, nil
+	case time.Time:
+		return Param{Type: "TIMESTAMP", Text: x.UTC().Format("2006-01-02 15:04:05.999999")}, nil
+	}
+	return Param{}, fmt.Errorf("a query parameter cannot be of Go type %T", v)
+}
+
+// ParseParamValue checks a Param built by hand (its type and text), as ParseParam does.
+func ParseParamValue(p Param) (Param, error) {
+	if p.Null {
+		t, ok := paramTypes[strings.ToUpper(p.Type)]
+		if !ok {
+			return Param{}, fmt.Errorf("unknown parameter type %q", p.Type)
+		}
+		return Param{Type: t, Null: true}, nil
+	}
+	if p.Type == "" || strings.EqualFold(p.Type, "STRING") {
+		return Param{Type: "STRING", Text: p.Text}, nil
+	}
+	return ParseParam(p.Type, p.Text)
+}
+
+// expr is the expression the parser puts where the parameter is written, spanning sp. Numbers
+// are casts to their type (CAST(1 AS INT64)): never a bare integer, which GROUP BY and ORDER
+// BY would read as a column ordinal, and never a bare negative number, which could print as
+// "--" after a minus sign.
+func (p Param) expr(sp ast.Span) ast.Expr {
+	set := func(n interface{ SetSpan(ast.Span) }) { n.SetSpan(sp) }
+	cast := func(x ast.Expr, typ string) ast.Expr {
+		tn := &ast.TypeName{Name: typ}
+		set(tn)
+		c := &ast.Cast{X: x, Type: tn}
+		set(c)
+		return c
+	}
+	lit := func(kind ast.LiteralKind, text string) ast.Expr {
+		l := &ast.Literal{Kind: kind, Text: text}
+		set(l)
+		return l
+	}
+	if p.Null {
+		return cast(lit(ast.NullLit, "NULL"), p.Type)
+	}
+	number := func(kind ast.LiteralKind) ast.Expr {
+		text, neg := strings.CutPrefix(p.Text, "-")
+		x := lit(kind, strings.TrimPrefix(text, "+"))
+		if neg {
+			u := &ast.Unary{Op: "-", X: x}
+			set(u)
+			x = u
+		}
+		return cast(x, p.Type)
+	}
+	switch p.Type {
+	case "INT64":
+		return number(ast.IntLit)
+	case "FLOAT64", "NUMERIC":
+		return number(ast.FloatLit)
+	case "BOOL":
+		return lit(ast.BoolLit, p.Text)
+	case "DATE", "TIMESTAMP":
+		tl := &ast.TypedLiteral{Type: p.Type, Text: p.Text}
+		set(tl)
+		return tl
+	}
+	return lit(ast.StringLit, p.Text)
+}
+
+// ParseParams is Parse (or Lenient, when lenient) with query parameters: each @name is
+// replaced by its value's literal. A @name without a value is an error at its position.
+func ParseParams(src string, params Params, lenient bool) ([]ast.Stmt, error) {
+	return parseScriptParams(src, lenient, params)
+}
+
+// param parses @name at the current token (the "@").
+func (p *parser) param() ast.Expr {
+	at := p.tok()
+	name := p.peek(1)
+	if name.Kind != tIdent && name.Kind != tQIdent || name.Pos.Offset != at.End.Offset {
+		p.notSupported(at.Pos, "write a query parameter as @name, with a letter right after the @", "%q is not a query parameter", at.Text)
+	}
+	p.i += 2
+	key := name.Text
+	if name.Kind == tQIdent {
+		key = name.Val
+	}
+	v, ok := p.params[strings.ToLower(key)]
+	if !ok {
+		e := sqlerr.New(at.Pos, sqlerr.UndefinedParameter, "query parameter @%s has no value", key)
+		if len(p.params) == 0 {
+			e.Hint = "supply it: --parameter " + key + ":TYPE:VALUE on the command line, sql.Named(\"" + key + "\", value) in Go"
+		} else {
+			names := make([]string, 0, len(p.params))
+			for n := range p.params {
+				names = append(names, "@"+n)
+			}
+			slices.Sort(names)
+			e.Hint = "the parameters given are " + strings.Join(names, ", ")
+		}
+		p.fail(e)
+	}
+	return v.expr(p.spanFrom(at.Pos))
+}

@@ -235,6 +235,11 @@ func (b *ApproxBounds) Result() (lower, upper float64, err error) {
 	}
 	h := &noisyHist{b: b, pos: make([]float64, b.numBins), neg: make([]float64, b.numBins),
 		done: make([]bool, 2*b.numBins)}
+	return b.scan(h, fn)
+}
+
+// scan finds the bounds on the noisy histogram h, lowering the threshold as Result says.
+func (b *ApproxBounds) scan(h *noisyHist, fn string) (lower, upper float64, err error) {
 	var t float64
 	for p := b.fail; p <= b.maxFail; p *= 2 {
 		t = b.threshold(p)
@@ -251,6 +256,50 @@ func (b *ApproxBounds) Result() (lower, upper float64, err error) {
 		}
 	}
 	return 0, 0, fmt.Errorf("agg: %s: %w: no noisy bin count reached the threshold %.4g (Laplace scale %.4g); use more data, a larger Epsilon or explicit bounds", fn, ErrNotEnoughData, t, b.mech.Scale())
+}
+
+// BoundsReport is a bounds estimate with noisy counts from the same histogram: NumInputs
+// is the sum of every bin's noisy count (values added), NumOutside that of the bins outside
+// [Lower, Upper] (values the bounds clamp); both at least 0. They are post-processing of the
+// histogram the bounds already paid for: reading them spends nothing more.
+type BoundsReport struct {
+	Lower, Upper          float64
+	NumInputs, NumOutside float64
+}
+
+// ResultWithReport is Result with the noisy counts of a bounding report. It noises every
+// bin (Result noises only those its scan reads; the distribution of the bounds is the same).
+// It can be taken once, instead of Result.
+func (b *ApproxBounds) ResultWithReport() (BoundsReport, error) {
+	const fn = "ApproxBounds.ResultWithReport"
+	if err := b.st.take(fn); err != nil {
+		return BoundsReport{}, err
+	}
+	h := &noisyHist{b: b, pos: make([]float64, b.numBins), neg: make([]float64, b.numBins),
+		done: make([]bool, 2*b.numBins)}
+	lo, hi, err := b.scan(h, fn)
+	if err != nil {
+		return BoundsReport{}, err
+	}
+	r := BoundsReport{Lower: lo, Upper: hi}
+	for _, negative := range []bool{false, true} {
+		for i := 0; i < b.numBins; i++ {
+			c, err := h.get(negative, i)
+			if err != nil {
+				return BoundsReport{}, fmt.Errorf("agg: %s: %w", fn, err)
+			}
+			r.NumInputs += c
+			l, u := logBinLeft(b.scaleExp, i), logBinRight(b.scaleExp, i)
+			if negative {
+				l, u = -u, -l
+			}
+			if l < lo || u > hi {
+				r.NumOutside += c
+			}
+		}
+	}
+	r.NumInputs, r.NumOutside = math.Max(0, r.NumInputs), math.Max(0, r.NumOutside)
+	return r, nil
 }
 
 // noisyHist draws each bin's noisy count once, on first read.

@@ -24,8 +24,14 @@ func (b *anonBuilder) aggregate(f Func, n *ast.FuncCall) (*Aggregate, error) {
 			WithHint("move the condition into the argument: %s(CASE WHEN cond THEN x END ...)", upper)
 	}
 	// Named arguments (GoogleSQL).
+	var reportFormat ast.Expr
 	for _, na := range n.NamedArgs {
 		switch strings.ToLower(na.Name.Name) {
+		case "report_format":
+			if reportFormat != nil {
+				return nil, sqlerr.New(na.Span().Start, sqlerr.InvalidParameterValue, "report_format is given twice")
+			}
+			reportFormat = na.Value
 		case "contribution_bounds_per_group", "contribution_bounds_per_row":
 			perRow := strings.HasSuffix(strings.ToLower(na.Name.Name), "_row")
 			if perRow != f.PerRow() {
@@ -52,7 +58,7 @@ func (b *anonBuilder) aggregate(f Func, n *ast.FuncCall) (*Aggregate, error) {
 			agg.Epsilon = v
 		default:
 			return nil, sqlerr.New(na.Span().Start, sqlerr.InvalidParameterValue, "unknown argument %s of %s", na.Name.Name, upper).
-				WithHint("known: contribution_bounds_per_group, contribution_bounds_per_row, epsilon")
+				WithHint("known: contribution_bounds_per_group, contribution_bounds_per_row, epsilon, report_format")
 		}
 	}
 	if n.Clamped != nil {
@@ -94,6 +100,9 @@ func (b *anonBuilder) aggregate(f Func, n *ast.FuncCall) (*Aggregate, error) {
 			}
 			agg.Func = CountUnits
 			agg.HasBounds, agg.Lower, agg.Upper = true, 0, 1
+			if err := b.report(agg, n, reportFormat); err != nil {
+				return nil, err
+			}
 			return agg, nil
 		default:
 			agg.Func = CountValues
@@ -173,6 +182,9 @@ func (b *anonBuilder) aggregate(f Func, n *ast.FuncCall) (*Aggregate, error) {
 		if err := b.a.exprChecksCols(agg.Arg, b.sc, b.env, ctxFrom, true, true); err != nil {
 			return nil, err
 		}
+	}
+	if err := b.report(agg, n, reportFormat); err != nil {
+		return nil, err
 	}
 	if (agg.Func == CountRows || agg.Func == CountValues) && agg.HasBounds && agg.Lower < 0 {
 		return nil, sqlerr.New(n.Span().Start, sqlerr.InvalidParameterValue, "the bounds of a count must not be negative")

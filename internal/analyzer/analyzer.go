@@ -712,9 +712,14 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 		return sqlerr.New(n.Span().Start, sqlerr.GroupingError,
 			"%s can only be used in the SELECT list of a query WITH ANONYMIZATION", strings.ToUpper(name))
 	}
-	if n.Clamped != nil || len(n.NamedArgs) > 0 {
+	if n.Clamped != nil || len(n.NamedArgs) > 0 || n.Report != nil {
 		return sqlerr.New(n.Span().Start, sqlerr.SyntaxError,
-			"CLAMPED BETWEEN and named arguments are only for anonymized aggregates")
+			"CLAMPED BETWEEN, WITH REPORT and named arguments are only for anonymized aggregates")
+	}
+	if len(n.Fields) > 0 {
+		return sqlerr.New(n.Fields[0].Span().Start, sqlerr.FeatureNotSupported,
+			"field access on a function's result is only supported on an anonymized aggregate's report").
+			WithHint("for example ANON_SUM(x CLAMPED BETWEEN 0 AND 10 WITH REPORT(FORMAT = JSON)).result.value")
 	}
 	if n.Over != nil {
 		if private {

@@ -103,6 +103,8 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 		default:
 			if c, ok := unparen(it.Expr).(*ast.ColumnRef); ok {
 				o.Name = c.Parts[len(c.Parts)-1].Name
+			} else if f, ok := unparen(it.Expr).(*ast.FuncCall); ok && len(f.Fields) > 0 {
+				o.Name = f.Fields[len(f.Fields)-1].Name // as ZetaSQL names a field access
 			} else {
 				o.Name = ast.Format(it.Expr)
 			}

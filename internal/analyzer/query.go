@@ -59,8 +59,31 @@ type Aggregate struct {
 	N          int
 	// Epsilon is a per-aggregate epsilon given with `epsilon =>` (GoogleSQL); 0 when absent.
 	Epsilon float64
+	// Report is set when the call asks for a report (ZetaSQL's WITH REPORT, GoogleSQL's
+	// report_format =>): the released value is then the report, not the number.
+	Report *Report
 	// Call is the call in the query, for error positions and EXPLAIN.
 	Call *ast.FuncCall
+}
+
+// ReportFormat is how a report is released.
+type ReportFormat string
+
+const (
+	// ReportJSON is a JSON value, as ZetaSQL's JSON reports:
+	// {"bounding_report":{...},"result":{"noise_confidence_interval":{...},"value":v}}.
+	ReportJSON ReportFormat = "json"
+	// ReportProto is the text format of ZetaSQL's AnonOutputWithReport message (one line).
+	ReportProto ReportFormat = "proto"
+)
+
+// Report is an aggregate's report: its value, the value's confidence interval at ZetaSQL's
+// level 0.95 and, for implicit bounds, a bounding report; Path selects a part of it
+// (ANON_SUM(... WITH REPORT(FORMAT=JSON)).result.noise_confidence_interval), field names in
+// lower case, checked against the report's schema.
+type Report struct {
+	Format ReportFormat
+	Path   []string
 }
 
 // Key is one GROUP BY key.

@@ -444,10 +444,13 @@ type Cast struct {
 
 // FuncCall is a function or aggregate call:
 //
-//	name([DISTINCT] args [, name => value ...] [CLAMPED BETWEEN lo AND hi]) [FILTER (WHERE ...)] [OVER (...)]
+//	name([DISTINCT] args [, name => value ...] [CLAMPED BETWEEN lo AND hi] [WITH REPORT(FORMAT = f)])
+//	    [FILTER (WHERE ...)] [OVER (...)] [.field ...]
 //
 // COUNT(*) has Star set. NamedArgs hold GoogleSQL's named arguments such as
-// contribution_bounds_per_group => (0, 100).
+// contribution_bounds_per_group => (0, 100). Report is ZetaSQL's WITH REPORT modifier of
+// anonymized aggregates; Fields is a field path read from the call's result (ZetaSQL:
+// ANON_SUM(x WITH REPORT(FORMAT=JSON)).result.value), which only reports accept.
 type FuncCall struct {
 	span
 	Name      []*Ident
@@ -456,8 +459,18 @@ type FuncCall struct {
 	Args      []Expr
 	NamedArgs []*NamedArg
 	Clamped   *Clamp
+	Report    *Report
 	Filter    Expr
 	Over      *WindowSpec
+	Fields    []*Ident
+}
+
+// Report is WITH REPORT [(FORMAT = JSON | PROTO)] inside an ANON_ aggregate (ZetaSQL): the
+// aggregate returns its value with its confidence interval (and bounding report) as a JSON
+// value or a text protocol buffer. Format is nil when no options were written.
+type Report struct {
+	span
+	Format *Ident
 }
 
 // NamedArg is name => value.

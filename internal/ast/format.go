@@ -636,6 +636,13 @@ func (p *Printer) Default(n Node) {
 		p.Expr(n.Lo, PrecConcat)
 		p.WriteString(" AND ")
 		p.Expr(n.Hi, PrecConcat)
+	case *Report:
+		p.WriteString("WITH REPORT")
+		if n.Format != nil {
+			p.WriteString("(FORMAT = ")
+			p.Print(n.Format)
+			p.WriteString(")")
+		}
 	case *Extract:
 		p.WriteString("EXTRACT(" + n.Field + " FROM ")
 		p.Expr(n.X, 0)
@@ -743,6 +750,12 @@ func (p *Printer) funcCall(n *FuncCall) {
 		}
 		p.Print(n.Clamped)
 	}
+	if n.Report != nil {
+		if sep != "" || n.Clamped != nil {
+			p.WriteString(" ")
+		}
+		p.Print(n.Report)
+	}
 	p.WriteString(")")
 	if n.Filter != nil {
 		p.WriteString(" FILTER (WHERE ")
@@ -756,6 +769,10 @@ func (p *Printer) funcCall(n *FuncCall) {
 		} else {
 			p.Print(n.Over)
 		}
+	}
+	for _, f := range n.Fields {
+		p.WriteString(".")
+		p.Print(f)
 	}
 }
 

@@ -193,16 +193,24 @@ func Children(n Node) []Node {
 		if n.Clamped != nil {
 			c.add(n.Clamped)
 		}
+		if n.Report != nil {
+			c.add(n.Report)
+		}
 		c.expr(n.Filter)
 		if n.Over != nil {
 			c.add(n.Over)
 		}
+		c.idents(n.Fields)
 	case *NamedArg:
 		c.add(n.Name)
 		c.expr(n.Value)
 	case *Clamp:
 		c.expr(n.Lo)
 		c.expr(n.Hi)
+	case *Report:
+		if n.Format != nil {
+			c.add(n.Format)
+		}
 	case *Extract:
 		c.expr(n.X)
 	case *Tuple:

@@ -52,23 +52,29 @@ func Histogram(a *plan.Aggregate) (BoundsHistogram, error) {
 	return BoundsHistogram{ScaleExp: exp, NumBins: b.NumBins(), MaxContributions: o.MaxContributions}, nil
 }
 
-// secureBounds estimates bounds with dp/agg's approximate bounds.
-func secureBounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, error) {
+// secureBounds estimates bounds with dp/agg's approximate bounds, with the noisy counts of a
+// bounding report when the aggregate has a report.
+func secureBounds(a *plan.Aggregate, s agg.BoundsSummary) (agg.BoundsReport, error) {
 	b, err := agg.NewApproxBounds(boundsOptions(a))
 	if err != nil {
-		return 0, 0, err
+		return agg.BoundsReport{}, err
 	}
 	if err := b.Merge(s); err != nil {
-		return 0, 0, err
+		return agg.BoundsReport{}, err
 	}
-	lo, hi, err := b.Result()
+	var r agg.BoundsReport
+	if a.Report != nil {
+		r, err = b.ResultWithReport()
+	} else {
+		r.Lower, r.Upper, err = b.Result()
+	}
 	if errors.Is(err, agg.ErrNotEnoughData) {
-		return 0, 0, notEnoughData(a)
+		return agg.BoundsReport{}, notEnoughData(a)
 	}
 	if err != nil {
-		return 0, 0, err
+		return agg.BoundsReport{}, err
 	}
-	return lo, hi, nil
+	return r, nil
 }
 
 func notEnoughData(a *plan.Aggregate) error {
@@ -78,8 +84,21 @@ func notEnoughData(a *plan.Aggregate) error {
 }
 
 // ExactBounds is what approximate bounds would return without noise: the edges of the
-// outermost non-empty bins. For the noiseless test mode.
-func ExactBounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, error) {
+// outermost non-empty bins, and the exact counts of values (all of them inside). For the
+// noiseless test mode.
+func ExactBounds(a *plan.Aggregate, s agg.BoundsSummary) (agg.BoundsReport, error) {
+	lo, hi, err := exactBounds(a, s)
+	if err != nil {
+		return agg.BoundsReport{}, err
+	}
+	r := agg.BoundsReport{Lower: lo, Upper: hi}
+	for _, c := range append(append([]int64(nil), s.Positive...), s.Negative...) {
+		r.NumInputs += float64(c)
+	}
+	return r, nil
+}
+
+func exactBounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, error) {
 	h, err := Histogram(a)
 	if err != nil {
 		return 0, 0, err

@@ -136,11 +136,12 @@ func (pr *Prepared) estimateBounds(ctx context.Context, b backend.Backend) error
 				s.Positive[bin] += n
 			}
 		}
-		lo, hi, err := pr.m.Bounds(a, s)
+		r, err := pr.m.Bounds(a, s)
 		if err != nil {
 			return err
 		}
-		setBounds(a, lo, hi)
+		setBounds(a, r.Lower, r.Upper)
+		a.Bounding = plan.BoundingReport{NumInputs: r.NumInputs, NumOutside: r.NumOutside}
 	}
 	return pr.finish()
 }
@@ -388,11 +389,15 @@ func (pr *Prepared) releaseTable(probe *backend.Rows) *sqlgen.ReleaseTable {
 			a.IntegerResult = true
 			t = "BIGINT"
 		}
+		lt := t // the interval's type: NULL for a report, whose interval is inside it
+		if a.Report != nil {
+			t = reportType(a, pr.dialect)
+		}
 		table.Columns = append(table.Columns, analyzer.AggColumn(j))
 		table.Types = append(table.Types, t)
 		if level > 0 {
 			table.Columns = append(table.Columns, analyzer.AggColumn(j)+"_lo", analyzer.AggColumn(j)+"_hi")
-			table.Types = append(table.Types, t, t)
+			table.Types = append(table.Types, lt, lt)
 		}
 	}
 	return table
@@ -405,7 +410,7 @@ func (pr *Prepared) postProcessed() *analyzer.Query {
 	if direct(pr.Plan.Query) && level == 0 {
 		return nil
 	}
-	return withIntervals(pr.Plan.Query, level)
+	return withIntervals(pr.Plan, level)
 }
 
 func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *StageRows) (*Result, error) {
@@ -451,6 +456,9 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 			}
 			if pr.Plan.Aggregates[j].IntegerResult {
 				v = roundValue(v)
+			}
+			if a := pr.Plan.Aggregates[j]; a.Report != nil {
+				v = Value{V: renderReport(a, v)}
 			}
 			out = append(out, v.V)
 			if level > 0 {
@@ -556,9 +564,10 @@ func (pr *Prepared) Released(ctx context.Context, b backend.Backend) (*sqlgen.Re
 	return &sqlgen.ReleaseTable{Columns: rows.Columns, Types: rows.Types}, nil
 }
 
-// withIntervals adds, after each output that is exactly an aggregate, two outputs with the
-// bounds of its confidence interval.
-func withIntervals(q *analyzer.Query, level float64) *analyzer.Query {
+// withIntervals adds, after each output that is exactly an aggregate without a report, two
+// outputs with the bounds of its confidence interval (a report holds its own).
+func withIntervals(p *plan.Plan, level float64) *analyzer.Query {
+	q := p.Query
 	if level == 0 {
 		return q
 	}
@@ -566,7 +575,7 @@ func withIntervals(q *analyzer.Query, level float64) *analyzer.Query {
 	c.Outputs = nil
 	for _, o := range q.Outputs {
 		c.Outputs = append(c.Outputs, o)
-		if o.Agg >= 0 {
+		if o.Agg >= 0 && p.Aggregates[o.Agg].Report == nil {
 			for _, suffix := range []string{"_lo", "_hi"} {
 				ref := analyzer.ColumnRefNamed(analyzer.AggColumn(o.Agg) + suffix)
 				c.Outputs = append(c.Outputs, &analyzer.Output{Name: o.Name + suffix, Expr: ref, Key: -1, Agg: -1})

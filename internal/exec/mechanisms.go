@@ -13,9 +13,10 @@ type Mechanisms interface {
 	// SQL needs), and returns what releases this query's groups.
 	Prepare(p *plan.Plan) (Release, error)
 	// Bounds estimates the clamping bounds of an aggregate with implicit bounds from the
-	// exact histogram of its values (see Histogram), spending its BoundsEpsilon. Too few
-	// data give a *sqlerr.Error with code sqlerr.InsufficientData.
-	Bounds(a *plan.Aggregate, s agg.BoundsSummary) (lower, upper float64, err error)
+	// exact histogram of its values (see Histogram), spending its BoundsEpsilon; for an
+	// aggregate with a report it also gives the bounding report's counts, from the same noisy
+	// histogram. Too few data give a *sqlerr.Error with code sqlerr.InsufficientData.
+	Bounds(a *plan.Aggregate, s agg.BoundsSummary) (agg.BoundsReport, error)
 }
 
 // Release decides and noises one query's groups. Each call spends nothing by itself: the

@@ -40,7 +40,7 @@ func (Secure) Prepare(p *plan.Plan) (Release, error) {
 
 // Bounds estimates bounds with dp/agg's approximate bounds (Laplace noise on a logarithmic
 // histogram).
-func (Secure) Bounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, error) {
+func (Secure) Bounds(a *plan.Aggregate, s agg.BoundsSummary) (agg.BoundsReport, error) {
 	return secureBounds(a, s)
 }
 
@@ -107,7 +107,16 @@ type secureRelease struct {
 func (r *secureRelease) Keep(n int64) (bool, error) { return r.sel.Keep(n) }
 
 func (r *secureRelease) Value(j int, s Summary) (Value, error) {
-	return r.protos[j].release(s, r.level)
+	return r.protos[j].release(s, Level(r.aggs[j], r.level))
+}
+
+// Level is the confidence level of aggregate a's interval when the query asks for level:
+// a report always has one, at plan.ReportConfidenceLevel.
+func Level(a *plan.Aggregate, level float64) float64 {
+	if a.Report != nil {
+		return plan.ReportConfidenceLevel
+	}
+	return level
 }
 
 func (r *secureRelease) Describe() []string {

@@ -491,3 +491,31 @@ func TestLeakUnnestAndSubscripts(t *testing.T) {
 		}
 	})
 }
+
+// Reports (ZetaSQL's WITH REPORT, issue 15): a bounding report's counts on a group of one
+// unit, through the whole report and through field access, must not tell whether the target
+// is there (they come from the bounds' noisy histogram, which one value cannot pass), and
+// field access is refused where there is no report.
+func TestLeakReportOnOneUnit(t *testing.T) {
+	backends(t, func(t *testing.T, w *world) {
+		for _, q := range []string{
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_SUM(salary WITH REPORT(FORMAT=JSON)) AS r FROM people WHERE uid = 7`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_AVG(salary WITH REPORT(FORMAT=PROTO)).bounding_report.num_inputs AS n FROM people WHERE uid = 7`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_COUNT(note WITH REPORT(FORMAT=JSON)).bounding_report.num_outside AS n FROM people WHERE uid = 7`,
+		} {
+			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, real: true}) })
+		}
+		// The interval of a group that holds the target or is empty (a public group): its
+		// width depends on public parameters only; noiselessly, the report moves by at most
+		// the target's clamped contribution.
+		w.check(t, attack{q: anon("epsilon=1, delta=1e-6, kappa=1") +
+			` ANON_COUNT(* CLAMPED BETWEEN 0 AND 1 WITH REPORT(FORMAT=PROTO)).value.noise_confidence_interval.upper_bound AS hi,
+			 ANON_COUNT(* CLAMPED BETWEEN 0 AND 1 WITH REPORT(FORMAT=PROTO)).value.int_value AS n
+			 FROM people`,
+			release: counts(nil, "hi", "n")})
+		w.check(t, attack{q: anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_SUM(salary CLAMPED BETWEEN 0 AND 1).value AS v FROM people WHERE uid = 7`,
+			refused: true})
+		w.check(t, attack{q: anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_SUM(salary CLAMPED BETWEEN 0 AND 1 WITH REPORT(FORMAT=JSON)).result.value.x AS v FROM people`,
+			refused: true})
+	})
+}

@@ -434,7 +434,8 @@ func (p *parser) parseNameExpr() ast.Expr {
 }
 
 // parseCall parses the argument list and suffixes of a call to name:
-// ([DISTINCT] args [, name => value] [CLAMPED BETWEEN lo AND hi]) [FILTER (WHERE ...)] [OVER ...].
+// ([DISTINCT] args [, name => value] [CLAMPED BETWEEN lo AND hi] [WITH REPORT(...)])
+// [FILTER (WHERE ...)] [OVER ...] [.field ...].
 func (p *parser) parseCall(name []*ast.Ident, start sqlerr.Pos) ast.Expr {
 	p.enter()
 	defer p.leave()
@@ -466,11 +467,22 @@ func (p *parser) parseCall(name []*ast.Ident, start sqlerr.Pos) ast.Expr {
 				c.Hi = p.parseConcat()
 				c.SetSpan(p.spanFrom(cs))
 				f.Clamped = c
-				if !p.tok().isOp(")") {
+				if !p.tok().isOp(")") && !(p.tok().is("WITH") && p.peek(1).is("REPORT")) {
 					e := p.errUnexpected()
-					e.Hint = `CLAMPED BETWEEN must be the last thing before ")"`
+					e.Hint = `CLAMPED BETWEEN must be the last thing before ")" (or before WITH REPORT)`
 					p.fail(e)
 				}
+			}
+			if p.tok().is("WITH") && p.peek(1).is("REPORT") {
+				f.Report = p.withReport()
+				if !p.tok().isOp(")") {
+					e := p.errUnexpected()
+					e.Hint = `WITH REPORT must be the last thing before ")"`
+					p.fail(e)
+				}
+				break
+			}
+			if f.Clamped != nil {
 				break
 			}
 			if !p.acceptOp(",") {
@@ -506,8 +518,41 @@ func (p *parser) parseCall(name []*ast.Ident, start sqlerr.Pos) ast.Expr {
 			f.Over.SetSpan(p.spanFrom(ws))
 		}
 	}
+	// A field path on the result: ANON_SUM(x WITH REPORT(FORMAT=JSON)).result.value.
+	for p.tok().isOp(".") && isIdentTok(p.peek(1)) {
+		p.next()
+		f.Fields = append(f.Fields, p.ident())
+	}
 	f.SetSpan(p.spanFrom(start))
 	return f
+}
+
+// withReport parses ZetaSQL's WITH REPORT [(FORMAT = JSON | PROTO | 'json' | 'proto')].
+// The format's value is checked by the analyzer.
+func (p *parser) withReport() *ast.Report {
+	start := p.next().Pos // WITH
+	p.next()              // REPORT
+	r := &ast.Report{}
+	if open := p.tok(); open.isOp("(") {
+		p.next()
+		if !p.tok().is("FORMAT") {
+			e := p.errUnexpected()
+			e.Hint = "write WITH REPORT(FORMAT = JSON) or WITH REPORT(FORMAT = PROTO)"
+			p.fail(e)
+		}
+		p.next()
+		p.expectOp("=")
+		if t := p.tok(); t.Kind == tString {
+			p.next()
+			r.Format = &ast.Ident{Name: t.Val}
+			r.Format.SetSpan(ast.Span{Start: t.Pos, End: t.End})
+		} else {
+			r.Format = p.ident()
+		}
+		p.expectClose(open)
+	}
+	r.SetSpan(p.spanFrom(start))
+	return r
 }
 
 // namedArg parses name => value.

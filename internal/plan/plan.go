@@ -109,6 +109,21 @@ type Aggregate struct {
 	// Encoding is how the database must sum this aggregate's clamped values exactly; the
 	// executor fills it in from the aggregate's mechanism before the SQL is generated.
 	Encoding Encoding
+	// Report, when set, makes the released value a report (ZetaSQL's WITH REPORT): the value,
+	// its confidence interval at ReportConfidenceLevel and, with implicit bounds, a bounding
+	// report (Bounding, filled in with the bounds).
+	Report   *analyzer.Report
+	Bounding BoundingReport
+}
+
+// ReportConfidenceLevel is the level of the confidence interval in reports, ZetaSQL's.
+const ReportConfidenceLevel = 0.95
+
+// BoundingReport describes an implicit bounds estimate, made once per query over the values
+// of every group: NumInputs and NumOutside are noisy counts read from the same noisy
+// histogram as the bounds (so they cost nothing more), never exact counts.
+type BoundingReport struct {
+	NumInputs, NumOutside float64
 }
 
 // Encoding is a fixed-point encoding: a value v is sent as the integer

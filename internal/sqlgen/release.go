@@ -66,7 +66,16 @@ func Release(q *analyzer.Query, d backend.Dialect, t *ReleaseTable) (string, err
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(pr(o.Expr) + " AS " + ast.QuoteIdent(o.Name))
+		x := pr(o.Expr)
+		if isJSONColumn(o.Expr, t) {
+			// A JSON report shown as it is: its text, which the drivers would decode.
+			text := "VARCHAR"
+			if d == backend.Postgres {
+				text = "TEXT"
+			}
+			x = "CAST(" + x + " AS " + text + ")"
+		}
+		b.WriteString(x + " AS " + ast.QuoteIdent(o.Name))
 	}
 	b.WriteString(" FROM ")
 	from, err := valuesTable(d, t, "_dp_release", t.Columns)
@@ -166,6 +175,20 @@ func PrintReplacing(d backend.Dialect, n ast.Node, repl map[ast.Node]string) str
 	}
 	p.Print(n)
 	return p.String()
+}
+
+// isJSONColumn reports whether x is a column of t of JSON type (a JSON report).
+func isJSONColumn(x ast.Expr, t *ReleaseTable) bool {
+	c, ok := x.(*ast.ColumnRef)
+	if !ok || len(c.Parts) != 1 {
+		return false
+	}
+	for i, name := range t.Columns {
+		if name == c.Parts[0].Name {
+			return strings.EqualFold(t.Types[i], "JSON")
+		}
+	}
+	return false
 }
 
 // Literal prints a Go value as a SQL literal of type typ.

@@ -42,7 +42,7 @@ func (Noiseless) Prepare(p *plan.Plan) (exec.Release, error) {
 
 // Bounds returns the edges of the outermost non-empty bins: approximate bounds without
 // noise.
-func (Noiseless) Bounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, error) {
+func (Noiseless) Bounds(a *plan.Aggregate, s agg.BoundsSummary) (agg.BoundsReport, error) {
 	return exec.ExactBounds(a, s)
 }
 
@@ -63,7 +63,7 @@ func (r *release) Value(j int, s exec.Summary) (exec.Value, error) {
 	e := a.Encoding
 	v := exact(a, e, s)
 	out := exec.Value{V: v}
-	if r.p.ConfidenceLevel > 0 {
+	if exec.Level(a, r.p.ConfidenceLevel) > 0 {
 		out.Lo, out.Hi, out.HasCI = v, v, true
 	}
 	return out, nil

@@ -1,0 +1,35 @@
+package agg
+
+import (
+	"math"
+	"testing"
+)
+
+// With almost no noise, the report's counts are the histogram's: every value is an input and
+// none is outside bounds that the outermost bins set; the counts are never negative.
+func TestApproxBoundsResultWithReport(t *testing.T) {
+	b, err := NewApproxBounds(BoundsOptions{Epsilon: 1e12, MaxContributions: 1, Scale: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []float64{1, 3, 12, -2} {
+		if err := b.Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := b.ResultWithReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Lower != -2 || r.Upper != 16 || math.Abs(r.NumInputs-4) > 1e-6 || r.NumOutside > 1e-6 || r.NumOutside < 0 {
+		t.Errorf("got %+v, want bounds [-2, 16], 4 inputs, 0 outside", r)
+	}
+	if _, _, err := b.Result(); err == nil {
+		t.Error("a second result was taken")
+	}
+	// Too few data fail as Result does.
+	e, _ := NewApproxBounds(BoundsOptions{Epsilon: 1, MaxContributions: 1, Scale: 1})
+	if _, err := e.ResultWithReport(); err == nil {
+		t.Error("an empty histogram gave a report")
+	}
+}

@@ -18,8 +18,8 @@ import (
 type BoundsHistogram struct {
 	ScaleExp, NumBins int
 	// MaxContributions is how many values one unit adds to the histogram in all: kappa
-	// groups, one value per group (two, the smallest and largest row, for per-row
-	// functions).
+	// groups, one value per group (up to plan.RowsPerGroup rows, the rows the stage keeps,
+	// for per-row functions).
 	MaxContributions int64
 }
 
@@ -29,10 +29,6 @@ func boundsOptions(a *plan.Aggregate) agg.BoundsOptions {
 	switch a.Func {
 	case analyzer.CountRows, analyzer.CountValues:
 		o.Scale = 1 // counts are integers: bin 0 is [0, 1]
-	case analyzer.VarPop, analyzer.StddevPop:
-		if a.PerGroup == 1 {
-			o.MaxContributions = 2 * a.Kappa // each unit's smallest and largest row per group
-		}
 	}
 	return o
 }

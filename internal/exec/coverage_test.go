@@ -22,11 +22,13 @@ func TestConfidenceIntervalCoverage(t *testing.T) {
 		t.Skip("statistical test")
 	}
 	ctx := context.Background()
-	// 1000 units, values (i*7919) % 1000 / 100: exact count 1000, sum 4995, mean 4.995,
-	// population variance 8.332..., median 4.995 (between 4.99 and 5.00).
-	pr, b := prepare(t, "CREATE TABLE t AS SELECT i AS uid, ((i * 7919) % 1000) / 100.0 AS v FROM range(1000) r(i)",
+	// 1000 units of 5 rows each (so that the per-row aggregates see 5 rows per unit, the most
+	// ZetaSQL's semantics keep, and their noise for 5 rows per unit meets as much signal),
+	// values ((5i+r)*7919) % 5000 / 500: 0 to 9.998 by 0.002, each once. Each unit's count is
+	// 5, its sum at most 50 and its mean below 10, so no bound clamps anything.
+	pr, b := prepare(t, "CREATE TABLE t AS SELECT i // 5 AS uid, ((i * 7919) % 5000) / 500.0 AS v FROM range(5000) r(i)",
 		`SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-6, kappa=1, confidence_level=0.9)
-		ANON_COUNT(* CLAMPED BETWEEN 0 AND 10) AS n, ANON_SUM(v CLAMPED BETWEEN 0 AND 10) AS s,
+		ANON_COUNT(* CLAMPED BETWEEN 0 AND 10) AS n, ANON_SUM(v CLAMPED BETWEEN 0 AND 50) AS s,
 		ANON_AVG(v CLAMPED BETWEEN 0 AND 10) AS m, ANON_VAR_POP(v CLAMPED BETWEEN 0 AND 10) AS var,
 		ANON_STDDEV_POP(v CLAMPED BETWEEN 0 AND 10) AS sd, ANON_MEDIAN(v CLAMPED BETWEEN 0 AND 10) AS med,
 		ANON_COUNT(DISTINCT uid) AS u FROM t`, "uid", "v")
@@ -34,13 +36,16 @@ func TestConfidenceIntervalCoverage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	variance := 0.0
-	for i := 0; i < 1000; i++ {
-		d := float64((i*7919)%1000)/100 - 4.995
-		variance += d * d / 1000
+	sum, means, variance := 0.0, 0.0, 0.0
+	for i := 0; i < 5000; i++ {
+		x := float64((i*7919)%5000) / 500
+		sum += x
+		means += x / 5 / 1000 // the mean of the units' means
+		d := x - 4.999
+		variance += d * d / 5000
 	}
 	names := []string{"count", "sum", "mean", "variance", "stddev", "median", "unit count"}
-	truth := []float64{1000, 4995, 4.995, variance, math.Sqrt(variance), 4.995, 1000}
+	truth := []float64{5000, sum, means, variance, math.Sqrt(variance), 4.999, 1000}
 	const runs = 20000
 	covered := make([]int, len(names))
 	for i := 0; i < runs; i++ {

@@ -86,9 +86,10 @@ type Aggregate struct {
 	Noise          noise.Kind
 	Kappa          int64
 	// PerGroup is how many values one unit may add to one group: 1 with kappa (its
-	// per-group partial), MaxRows with max_rows_contributed (with Kappa 1: a unit's rows
-	// reach at most MaxRows groups in all, so the L1 sensitivity is MaxRows times the
-	// bound).
+	// per-group partial), RowsPerGroup with kappa for per-row functions (PerRow: up to that
+	// many of its rows, each clamped), MaxRows with max_rows_contributed (with Kappa 1: a
+	// unit's rows reach at most MaxRows groups in all, so the L1 sensitivity is MaxRows times
+	// the bound).
 	PerGroup int64
 	// Percentile and N parameterise Percentile and Quantiles.
 	Percentile float64
@@ -124,6 +125,24 @@ const ReportConfidenceLevel = 0.95
 // histogram as the bounds (so they cost nothing more), never exact counts.
 type BoundingReport struct {
 	NumInputs, NumOutside float64
+}
+
+// RowsPerGroup is how many of its rows a unit contributes to one group in a per-row
+// aggregate (PerRow: VAR_POP, STDDEV_POP, PERCENTILE_CONT, QUANTILES) when contributions are
+// bounded by groups (kappa): ZetaSQL's kPerUserArrayAggLimit
+// (zetasql/analyzer/rewriters/anonymization_helper.cc), whose rewrite keeps
+// ARRAY_AGG(x ORDER BY rand() LIMIT 5) per unit and group and computes the variance or the
+// quantiles over those rows, each weighted 1, with max_contributions_per_partition = 5.
+const RowsPerGroup = 5
+
+// PerRow reports whether f is computed over a unit's rows (at most RowsPerGroup of them per
+// group) rather than over one per-unit partial.
+func PerRow(f analyzer.Func) bool {
+	switch f {
+	case analyzer.VarPop, analyzer.StddevPop, analyzer.Percentile, analyzer.Quantiles:
+		return true
+	}
+	return false
 }
 
 // Encoding is a fixed-point encoding: a value v is sent as the integer

@@ -54,6 +54,10 @@ func aggregates(p *plan.Plan) error {
 	for i, a := range q.Aggregates {
 		pa := &plan.Aggregate{Index: i, Func: a.Func, Kappa: p.Kappa, PerGroup: 1, Percentile: a.Percentile, N: a.N,
 			Name: ast.Format(a.Call), Report: a.Report}
+		if rows == 0 && plan.PerRow(a.Func) {
+			// As in ZetaSQL: up to RowsPerGroup of the unit's rows in each of its groups.
+			pa.PerGroup = plan.RowsPerGroup
+		}
 		if rows > 0 && a.Func != analyzer.CountUnits {
 			// One unit's rows reach at most `rows` groups and add at most `rows` values to
 			// one group; as an L1 bound that is a single partition of `rows` values.

@@ -226,9 +226,9 @@ func (s *Spec) mergeParts(dst, src []Part) {
 			d, x := &dst[c+k], src[c+k]
 			switch {
 			case x.Null:
-			case kind == sqlgen.PartPickPriority:
-				// merged with its PartPick below
-			case d.Null && kind != sqlgen.PartPick:
+			case kind == sqlgen.PartPick || kind == sqlgen.PartPickPriority:
+				// merged by mergePicks below
+			case d.Null:
 				*d = x
 			case kind == sqlgen.PartCount:
 				d.I += x.I
@@ -238,17 +238,62 @@ func (s *Spec) mergeParts(dst, src []Part) {
 				d.F = math.Min(d.F, x.F)
 			case kind == sqlgen.PartMax:
 				d.F = math.Max(d.F, x.F)
-			case kind == sqlgen.PartPick:
-				// The value of the smallest priority; equal priorities come from equal
-				// (unit, group, value), so either value is the same.
-				dp, xp := dst[c+k+1], src[c+k+1]
-				if !xp.Null && (dp.Null || xp.U < dp.U) {
-					dst[c+k], dst[c+k+1] = x, xp
-				}
 			}
+		}
+		if s.picks(a) {
+			mergePicks(dst[c:c+len(a.Parts)], src[c:c+len(a.Parts)])
 		}
 		c += len(a.Parts)
 	}
+}
+
+// picks reports whether aggregate a's parts are slots of (PartPick, PartPickPriority): the
+// unit's rows of smallest rank, at most plan.RowsPerGroup (sqlgen.ShardParts).
+func (s *Spec) picks(a Agg) bool {
+	return !s.Rows && plan.PerRow(a.Func) && len(a.Parts) == 2*plan.RowsPerGroup
+}
+
+// mergePicks merges src's picked rows into dst's: the plan.RowsPerGroup smallest by
+// (priority, value), the order of the stage's rankExpr (rows without a value are not picks).
+// Equal priority and value are interchangeable rows, so the result does not depend on which
+// is kept, nor on the order of the merges.
+func mergePicks(dst, src []Part) {
+	type pick struct {
+		u uint64
+		f float64
+	}
+	var all []pick
+	for _, ps := range [][]Part{dst, src} {
+		for i := 0; i+1 < len(ps); i += 2 {
+			if !ps[i].Null && !ps[i+1].Null {
+				all = append(all, pick{ps[i+1].U, ps[i].F})
+			}
+		}
+	}
+	sort.Slice(all, func(a, b int) bool {
+		if all[a].u != all[b].u {
+			return all[a].u < all[b].u
+		}
+		return all[a].f < all[b].f
+	})
+	for i := 0; i+1 < len(dst); i += 2 {
+		if n := i / 2; n < len(all) {
+			dst[i], dst[i+1] = Part{F: all[n].f}, Part{U: all[n].u}
+		} else {
+			dst[i], dst[i+1] = Part{Null: true}, Part{Null: true}
+		}
+	}
+}
+
+// pickedValues are the values of a per-row aggregate's picked rows (Spec.picks).
+func pickedValues(parts []Part) []float64 {
+	var xs []float64
+	for i := 0; i+1 < len(parts); i += 2 {
+		if !parts[i].Null && !parts[i+1].Null {
+			xs = append(xs, parts[i].F)
+		}
+	}
+	return xs
 }
 
 // GroupAgg is one aggregate's exact per-group sums: the stage's _dp_c (C), _dp_s (S, or
@@ -335,14 +380,19 @@ func (s *Spec) Contribution(p Pair) Group {
 				ga.S = ga.S.AddInt64(encode(x, e.Unit, e.LowerUnits, e.UpperUnits))
 			}
 		case analyzer.VarPop, analyzer.StddevPop:
-			if n := parts[2].I; n > 0 {
-				ga.C = 1
-				ga.S = ga.S.AddInt64(encode(parts[0].F/float64(n), e.Unit, e.LowerUnits, e.UpperUnits))
-				ga.Q = ga.Q.AddInt64(encode(parts[1].F/float64(n), e.SquareUnit, e.SquareLowerUnits, e.SquareUpperUnits))
+			// Each picked row clamped and encoded on its own (sqlgen's Stage).
+			for _, x := range pickedValues(parts) {
+				u := encode(x, e.Unit, e.LowerUnits, e.UpperUnits)
+				ga.C++
+				ga.S = ga.S.AddInt64(u)
+				ga.Q = ga.Q.AddSquare(u)
 			}
 		case analyzer.Percentile, analyzer.Quantiles:
-			if !parts[0].Null {
-				ga.Leaves = map[int64]int64{leaf(parts[0].F, a.Lower, a.Upper, a.Leaves): 1}
+			for _, x := range pickedValues(parts) {
+				if ga.Leaves == nil {
+					ga.Leaves = map[int64]int64{}
+				}
+				ga.Leaves[leaf(x, a.Lower, a.Upper, a.Leaves)]++
 			}
 		}
 	}
@@ -481,8 +531,8 @@ type Histogram struct {
 }
 
 // HistogramContribution is what one kept (unit, group) adds to the histogram of aggregate
-// s.Histogram: the bins of its per-unit value (or, for VAR_POP and STDDEV_POP, of its
-// smallest and largest value).
+// s.Histogram: the bins of its per-unit value (or, for per-row aggregates, of each of its
+// picked rows' values).
 func (s *Spec) HistogramContribution(p Pair) Histogram {
 	h := Histogram{Positive: make([]int64, s.NumBins), Negative: make([]int64, s.NumBins)}
 	for j, parts := range s.byAggregate(p) {
@@ -504,17 +554,9 @@ func (s *Spec) HistogramContribution(p Pair) Histogram {
 			if x, ok := perUnit(a.Func, parts); ok {
 				xs = []float64{x}
 			}
-		case a.Func == analyzer.VarPop || a.Func == analyzer.StddevPop:
-			for _, part := range parts {
-				if !part.Null {
-					xs = append(xs, part.F)
-				}
-			}
-		case a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles:
-			// The unit's picked value, as the stage's tree sees it.
-			if !parts[0].Null {
-				xs = []float64{parts[0].F}
-			}
+		case plan.PerRow(a.Func):
+			// The unit's picked rows, as the stage sees them.
+			xs = pickedValues(parts)
 		}
 		for _, x := range xs {
 			bin := s.bin(x)

@@ -18,8 +18,8 @@ import (
 // larger (and infinities).
 //
 // Per-unit values are the unit's per-group count, sum or average; for per-row functions
-// (VAR_POP, STDDEV_POP) the unit's smallest and largest row in the group; for percentiles and
-// quantiles the one value the stage picks from the unit's rows in the group.
+// (VAR_POP, STDDEV_POP, percentiles and quantiles) each of the at most plan.RowsPerGroup rows
+// the stage keeps from the unit's rows in the group.
 func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) (string, error) {
 	a := p.Aggregates[j]
 	v := "_dp_v"
@@ -33,23 +33,18 @@ func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) 
 		partials = []string{valueExpr(d, "SUM("+v+")")}
 	case analyzer.Avg:
 		partials = []string{valueExpr(d, "AVG("+v+")")}
-	case analyzer.VarPop, analyzer.StddevPop:
-		partials = []string{"MIN(" + v + ")", "MAX(" + v + ")"}
-	case analyzer.Percentile, analyzer.Quantiles:
-		keys := make([]string, len(p.Query.Keys))
-		for i := range keys {
-			keys[i] = analyzer.KeyColumn(i)
+	case analyzer.VarPop, analyzer.StddevPop, analyzer.Percentile, analyzer.Quantiles:
+		// The rows the stage keeps (rankExpr), one slot each.
+		for i := 1; i <= plan.RowsPerGroup; i++ {
+			partials = append(partials, fmt.Sprintf("MIN(%s) FILTER (WHERE %s = %d)", v, RankColumn(j), i))
 		}
-		partials = []string{pickExpr(p, d, keys, j)}
 	default:
 		return "", fmt.Errorf("sqlgen: implicit bounds are not supported for %s", a.Func)
 	}
 	values := make([]string, j+1)
 	values[j] = argValue(p, d, j)
 	for i, x := range partials {
-		if !isQuantile(a) { // pickExpr already names _dp_v<j>
-			x = strings.ReplaceAll(x, "_dp_v", fmt.Sprintf("_dp_v%d", j))
-		}
+		x = strings.ReplaceAll(x, "_dp_v", fmt.Sprintf("_dp_v%d", j))
 		partials[i] = fmt.Sprintf("%s AS _dp_x%d", x, i)
 	}
 	var b strings.Builder
@@ -107,14 +102,33 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 		return keys
 	}
 	if UsesPrefilter(p, d) {
-		writePrefilter(b, p, keys, partials)
+		writePrefilter(b, p, d, keys, values, partials)
 		return keys
 	}
 	cols := append(append(append([]string(nil), keys...), "_dp_uid"), partials...)
 	group := strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", ")
-	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM _dp_rows\n  GROUP BY " + group + "\n),\n")
+	from := writeRanks(b, p, d, keys, append([]string{"_dp_uid"}, keys...), values, "_dp_rows")
+	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + from + "\n  GROUP BY " + group + "\n),\n")
 	b.WriteString("_dp_bounded AS (\n" + boundContributions(d, keys, p.Kappa, p.Seed) + "\n)")
 	return keys
+}
+
+// writeRanks writes, when p has per-row aggregates with values (values[j] != ""), the CTE
+// _dp_ranked: the rows of from with each such aggregate's rank within its unit and group
+// (rankExpr; part: the columns that make one unit's group), and returns the name of the
+// relation the per-unit aggregation reads (from itself without per-row aggregates).
+func writeRanks(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, part, values []string, from string) string {
+	var ranks []string
+	for j, a := range p.Aggregates {
+		if j < len(values) && values[j] != "" && perRow(p, a) {
+			ranks = append(ranks, rankExpr(p, d, keys, part, j))
+		}
+	}
+	if len(ranks) == 0 {
+		return from
+	}
+	fmt.Fprintf(b, "_dp_ranked AS (\n  SELECT *, %s\n  FROM %s\n),\n", strings.Join(ranks, ", "), from)
+	return "_dp_ranked"
 }
 
 // rowPriority is the priority of a row of _dp_rows under max_rows_contributed: a hash of the
@@ -141,7 +155,7 @@ const maxPrefilterKappa = 16
 // aggregated, grouped by (unit, h). Grouping by h rather than by the keys keeps the bound even
 // if two of a unit's groups collide on h (one contribution then covers both: their keys are
 // taken with min()), so a unit never reaches more than kappa groups.
-func writePrefilter(b *strings.Builder, p *plan.Plan, keys, partials []string) {
+func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, values, partials []string) {
 	k := p.Kappa
 	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
 	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed GROUP BY 1\n),\n")
@@ -155,7 +169,8 @@ func writePrefilter(b *strings.Builder, p *plan.Plan, keys, partials []string) {
 		cols = append(cols, fmt.Sprintf("min(%s) AS %s", key, key))
 	}
 	cols = append(append(cols, "_dp_uid"), partials...)
-	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM _dp_kept\n  GROUP BY _dp_uid, _dp_h\n)")
+	from := writeRanks(b, p, d, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_kept")
+	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
 }
 
 // UsesPrefilter reports whether the stage of p would bound contributions with the prefilter

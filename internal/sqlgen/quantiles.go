@@ -20,39 +20,68 @@ func isQuantile(a *plan.Aggregate) bool {
 	return a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles
 }
 
-// quantilePick is the per-unit partial of quantile aggregate j, _dp_x<j>: each unit
-// contributes one of its values in the group, chosen at random (a seeded hash over its
-// distinct values).
-func quantilePick(p *plan.Plan, d backend.Dialect, keys []string, j int) string {
-	return fmt.Sprintf("%s AS _dp_x%d", pickExpr(p, d, keys, j), j)
+// perRow reports whether aggregate a of p is computed over up to plan.RowsPerGroup of each
+// unit's rows per group (ZetaSQL's per-row semantics; not under max_rows_contributed, whose
+// rows are bounded per unit instead).
+func perRow(p *plan.Plan, a *plan.Aggregate) bool {
+	return p.MaxRows == 0 && plan.PerRow(a.Func)
 }
 
-// pickExpr is the aggregate expression of quantilePick: the unit's value of smallest priority.
-func pickExpr(p *plan.Plan, d backend.Dialect, keys []string, j int) string {
+// RankColumn names the column of the rows of one unit and group that orders them for
+// per-row aggregate j (rankExpr): its rows ranked 1 to plan.RowsPerGroup are kept.
+func RankColumn(j int) string { return fmt.Sprintf("_dp_rn%d", j) }
+
+// rankExpr ranks the rows of one unit and group (part: the unit and the group's columns) for
+// per-row aggregate j: rows with a value first, by a seeded priority of (unit, keys, value)
+// (pickPriority), then by value. Every row with a value gets a rank of its own, so equal
+// values of one unit are kept as distinct rows (they are adjacent in the order: copies of one
+// value are kept together). The order depends on the values only, not on the order or the
+// file the rows come from, so a distributed stage keeps the same rows (internal/shard: each
+// shard's rows ranked up to plan.RowsPerGroup contain the merged ones).
+func rankExpr(p *plan.Plan, d backend.Dialect, keys, part []string, j int) string {
 	v := fmt.Sprintf("_dp_v%d", j)
-	h := pickPriority(p, d, keys, j)
-	if d == backend.Postgres {
-		return fmt.Sprintf("(array_agg(%s ORDER BY %s) FILTER (WHERE %s IS NOT NULL))[1]", v, h, v)
-	}
-	return fmt.Sprintf("arg_min(%s, %s) FILTER (WHERE %s IS NOT NULL)", v, h, v)
+	return fmt.Sprintf("row_number() OVER (PARTITION BY %s ORDER BY (%s IS NULL), %s, %s) AS %s",
+		strings.Join(part, ", "), v, pickPriority(p, d, keys, j), v, RankColumn(j))
 }
 
-// pickPriority is the priority of quantile aggregate j's pick, over the columns of _dp_rows:
-// a hash of the unit, the keys, the value and the seed.
+// keptFilter keeps the rows of per-row aggregate j's value that the stage keeps.
+func keptFilter(j int) string {
+	return fmt.Sprintf("FILTER (WHERE %s <= %d AND _dp_v%d IS NOT NULL)", RankColumn(j), plan.RowsPerGroup, j)
+}
+
+// pickColumn names slot i (1 to plan.RowsPerGroup) of quantile aggregate j's per-unit picks.
+func pickColumn(j, i int) string { return fmt.Sprintf("_dp_x%d_%d", j, i) }
+
+// picks are the per-unit partials of quantile aggregate j: the unit's kept values in the
+// group, one per slot (NULL when it has fewer).
+func picks(j int) []string {
+	var out []string
+	for i := 1; i <= plan.RowsPerGroup; i++ {
+		out = append(out, fmt.Sprintf("MIN(_dp_v%d) FILTER (WHERE %s = %d) AS %s", j, RankColumn(j), i, pickColumn(j, i)))
+	}
+	return out
+}
+
+// pickPriority is the priority of a value of aggregate j, over the columns of _dp_rows: a
+// hash of the unit, the keys, the value and the seed.
 func pickPriority(p *plan.Plan, d backend.Dialect, keys []string, j int) string {
 	return priority(d, append(append([]string(nil), keys...), fmt.Sprintf("_dp_v%d", j)), p.Seed)
 }
 
 // writeLeaves writes the CTE _dp_leafed: the rows of _dp_bounded with, for every quantile
-// aggregate j, the leaf its value falls in (_dp_l<j>, NULL without a value: the unit's picked
-// value clamped into [Lower, Upper] and mapped to one of a.Leaves equal-width leaves as
-// dp/agg's Quantiles.LeafIndex does; under max_rows_contributed every kept row's value), the
-// number of the group's rows in that leaf (_dp_lc<j>) and a flag on one row per leaf
-// (_dp_lr<j> = 1). The windows partition by the same key columns as the stage's GROUP BY, so
-// the leaf counts belong to exactly the group the database forms, whatever the keys' types:
-// no key is ever compared outside the database.
-func writeLeaves(b *strings.Builder, p *plan.Plan, keys []string) {
-	var leaves, windows []string
+// aggregate j, the leaf its value falls in (_dp_l<j>, NULL without a value: the value clamped
+// into [Lower, Upper] and mapped to one of a.Leaves equal-width leaves as dp/agg's
+// Quantiles.LeafIndex does), the number of the group's values in that leaf (_dp_lc<j>) and a
+// flag on one row per leaf (_dp_lr<j> = 1). A unit's row of _dp_bounded holds up to
+// plan.RowsPerGroup values of each quantile aggregate (picks); it is repeated once per slot
+// (_dp_slot, from 1), the slot's values in _dp_x<j>, so that each value is one row of the
+// windows; the stage's other columns read only slot 1 (slotFilter). Under
+// max_rows_contributed every kept row's value is its own row already (no slots). The windows
+// partition by the same key columns as the stage's GROUP BY, so the leaf counts belong to
+// exactly the group the database forms, whatever the keys' types: no key is ever compared
+// outside the database. It reports whether rows are repeated by slot.
+func writeLeaves(b *strings.Builder, p *plan.Plan, keys []string) bool {
+	var leaves, windows, slotted, any []string
 	for j, a := range p.Aggregates {
 		if !isQuantile(a) {
 			continue
@@ -60,6 +89,13 @@ func writeLeaves(b *strings.Builder, p *plan.Plan, keys []string) {
 		x := fmt.Sprintf("_dp_x%d", j)
 		if p.MaxRows > 0 {
 			x = fmt.Sprintf("_dp_v%d", j)
+		} else {
+			var whens []string
+			for i := 1; i <= plan.RowsPerGroup; i++ {
+				whens = append(whens, fmt.Sprintf("WHEN %d THEN %s", i, pickColumn(j, i)))
+			}
+			slotted = append(slotted, fmt.Sprintf("CASE _dp_slot %s END AS %s", strings.Join(whens, " "), x))
+			any = append(any, x+" IS NOT NULL")
 		}
 		lo, hi, n := num(a.Lower), num(a.Upper), fmt.Sprint(a.Leaves)
 		leaf := fmt.Sprintf("CAST(LEAST(FLOOR(((LEAST(GREATEST(%s, %s), %s) - %s) / (%s - %s)) * %s), %s - 1) AS BIGINT)",
@@ -70,9 +106,29 @@ func writeLeaves(b *strings.Builder, p *plan.Plan, keys []string) {
 		windows = append(windows, fmt.Sprintf("COUNT(*) OVER (%s) AS _dp_lc%d", part, j),
 			fmt.Sprintf("row_number() OVER (%s) AS _dp_lr%d", part, j))
 	}
+	from := "_dp_bounded"
+	if len(slotted) > 0 {
+		var slots []string
+		for i := 1; i <= plan.RowsPerGroup; i++ {
+			slots = append(slots, fmt.Sprintf("(%d)", i))
+		}
+		// Slot 1 of every unit stays (the other columns' row); other slots only with a value.
+		from = fmt.Sprintf("(SELECT * FROM (SELECT _dp_bounded.*, _dp_slot, %s FROM _dp_bounded CROSS JOIN (VALUES %s) AS _dp_slots(_dp_slot)) AS _dp_s WHERE _dp_slot = 1 OR %s) AS _dp_sl",
+			strings.Join(slotted, ", "), strings.Join(slots, ", "), strings.Join(any, " OR "))
+	}
 	// The leaves are computed in an inner query so that the windows can partition by them.
-	fmt.Fprintf(b, ",\n_dp_leafed AS (\n  SELECT *, %s\n  FROM (SELECT *, %s FROM _dp_bounded) AS _dp_b\n)",
-		strings.Join(windows, ", "), strings.Join(leaves, ", "))
+	fmt.Fprintf(b, ",\n_dp_leafed AS (\n  SELECT *, %s\n  FROM (SELECT *, %s FROM %s) AS _dp_b\n)",
+		strings.Join(windows, ", "), strings.Join(leaves, ", "), from)
+	return len(slotted) > 0
+}
+
+// slotFilter is the filter of the stage's per-group aggregates other than leaf counts when
+// writeLeaves repeats each unit's row by slot: slot 1 only, so each unit counts once.
+func slotFilter(slots bool) string {
+	if slots {
+		return " FILTER (WHERE _dp_slot = 1)"
+	}
+	return ""
 }
 
 // leafColumns are quantile aggregate j's stage columns, aggregated per group from

@@ -25,6 +25,10 @@ import (
 //	_dp_h        the (unit, group) priority of the stage's contribution bounding
 //	_dp_k<i>     the keys, normalised (NormaliseKey) and then cast to text
 //	then, per aggregate, the columns of its ShardParts.
+//
+// The ranks of per-row aggregates' rows (rankExpr) are computed in each shard over the
+// shard's rows of a (unit, group): its rows ranked up to plan.RowsPerGroup include every one
+// of the merged ones, since the order depends on the rows' values only.
 
 // PartKind is the kind of one mergeable partial-state column of a shard query.
 type PartKind int
@@ -72,14 +76,15 @@ func ShardParts(a *plan.Aggregate, histogram, rows bool) []PartKind {
 		return []PartKind{PartSum}
 	case analyzer.Avg:
 		return []PartKind{PartSum, PartCount}
-	case analyzer.VarPop, analyzer.StddevPop:
-		if histogram {
-			return []PartKind{PartMin, PartMax}
+	case analyzer.VarPop, analyzer.StddevPop, analyzer.Percentile, analyzer.Quantiles:
+		// The unit's rows of smallest rank (rankExpr), at most plan.RowsPerGroup: a value and
+		// its priority per slot, merged by keeping the smallest (priority, value) pairs (the
+		// stage's order). The histogram of implicit bounds sees the same rows.
+		var out []PartKind
+		for i := 0; i < plan.RowsPerGroup; i++ {
+			out = append(out, PartPick, PartPickPriority)
 		}
-		return []PartKind{PartSum, PartSquares, PartCount}
-	case analyzer.Percentile, analyzer.Quantiles:
-		// The histogram of implicit bounds sees the same pick as the tree.
-		return []PartKind{PartPick, PartPickPriority}
+		return out
 	}
 	return nil
 }
@@ -128,9 +133,9 @@ func ShardQuery(p *plan.Plan, histogram int) (string, error) {
 			case PartMax:
 				x = "MAX(" + v + ")"
 			case PartPick:
-				x = fmt.Sprintf("arg_min(%s, %s) FILTER (WHERE %s IS NOT NULL)", v, pickPriority(p, d, keyColumns(p), j), v)
+				x = fmt.Sprintf("MIN(%s) FILTER (WHERE %s = %d)", v, RankColumn(j), i/2+1)
 			case PartPickPriority:
-				x = fmt.Sprintf("min(%s) FILTER (WHERE %s IS NOT NULL)", pickPriority(p, d, keyColumns(p), j), v)
+				x = fmt.Sprintf("MIN(%s) FILTER (WHERE %s = %d AND %s IS NOT NULL)", pickPriority(p, d, keyColumns(p), j), RankColumn(j), i/2+1, v)
 			}
 			if rows {
 				// Row values are selected from the kept rows, not aggregated.

@@ -44,7 +44,9 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 		case analyzer.CountUnits:
 			// The unit count is the group's row count.
 		case analyzer.Percentile, analyzer.Quantiles:
-			partials = append(partials, quantilePick(p, d, keyColumns(p), j))
+			if p.MaxRows == 0 {
+				partials = append(partials, picks(j)...)
+			}
 		case analyzer.CountRows:
 			partials = append(partials, fmt.Sprintf("COUNT(*) AS _dp_p%d", j))
 		case analyzer.CountValues:
@@ -56,9 +58,15 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 		case analyzer.Avg:
 			partials = append(partials, fmt.Sprintf("%s AS _dp_p%d", valueExpr(d, "AVG("+v+")"), j))
 		case analyzer.VarPop, analyzer.StddevPop:
-			c := clampExpr(v, a.Lower, a.Upper)
-			partials = append(partials, fmt.Sprintf("AVG(%s) AS _dp_p%d", c, j))
-			partials = append(partials, fmt.Sprintf("AVG((%s) * (%s)) AS _dp_r%d", c, c, j))
+			// The unit's kept rows (at most plan.RowsPerGroup), each clamped and encoded:
+			// their number, the exact sum of their units and of their squared units.
+			if p.MaxRows == 0 {
+				e, f := a.Encoding, keptFilter(j)
+				u := fmt.Sprintf("CAST(%s AS %s)", encodedUnits(v, e.Unit, e.LowerUnits, e.UpperUnits), bigType(d))
+				partials = append(partials, fmt.Sprintf("COUNT(%s) %s AS _dp_p%d", v, f, j),
+					fmt.Sprintf("SUM(%s) %s AS _dp_ps%d", u, f, j),
+					fmt.Sprintf("SUM(%s * %s) %s AS _dp_pq%d", u, u, f, j))
+			}
 		default:
 			return "", fmt.Errorf("sqlgen: %s is not supported in the SQL stage yet", a.Func)
 		}
@@ -66,13 +74,15 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 	var b strings.Builder
 	keys := writePrefix(&b, p, d, values, partials)
 	from := "_dp_bounded"
+	slots := false
 	for _, a := range p.Aggregates {
 		if isQuantile(a) {
-			writeLeaves(&b, p, keys)
+			slots = writeLeaves(&b, p, keys)
 			from = "_dp_leafed"
 			break
 		}
 	}
+	f := slotFilter(slots)
 
 	// Per group: the unit count and exact sums of encoded, clamped partials.
 	public := q.Domain != nil || q.KeyDomains != nil
@@ -80,7 +90,7 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 		b.WriteString(",\n_dp_groups AS (")
 	}
 	b.WriteString("\nSELECT ")
-	units := "COUNT(*)"
+	units := "COUNT(*)" + f
 	if p.MaxRows > 0 {
 		units = "COUNT(DISTINCT _dp_uid)"
 	}
@@ -98,15 +108,15 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 		}
 		switch a.Func {
 		case analyzer.CountRows, analyzer.CountValues:
-			cols = append(cols, fmt.Sprintf("CAST(SUM(%s) AS BIGINT) AS %s", clampExpr(pj, a.Lower, a.Upper), SumColumn(j)))
+			cols = append(cols, fmt.Sprintf("CAST(SUM(%s)%s AS BIGINT) AS %s", clampExpr(pj, a.Lower, a.Upper), f, SumColumn(j)))
 		case analyzer.Sum, analyzer.Avg:
-			cols = append(cols, fmt.Sprintf("COUNT(%s) AS %s", pj, CountColumn(j)))
-			cols = append(cols, fmt.Sprintf("%s AS %s", exactSum(d, pj, e.Unit, e.LowerUnits, e.UpperUnits), SumColumn(j)))
+			cols = append(cols, fmt.Sprintf("COUNT(%s)%s AS %s", pj, f, CountColumn(j)))
+			cols = append(cols, fmt.Sprintf("%s%s AS %s", exactSum(d, pj, e.Unit, e.LowerUnits, e.UpperUnits), f, SumColumn(j)))
 		case analyzer.VarPop, analyzer.StddevPop:
-			rj := fmt.Sprintf("_dp_r%d", j)
-			cols = append(cols, fmt.Sprintf("COUNT(%s) AS %s", pj, CountColumn(j)))
-			cols = append(cols, fmt.Sprintf("%s AS %s", exactSum(d, pj, e.Unit, e.LowerUnits, e.UpperUnits), SumColumn(j)))
-			cols = append(cols, fmt.Sprintf("%s AS %s", exactSum(d, rj, e.SquareUnit, e.SquareLowerUnits, e.SquareUpperUnits), SquareColumn(j)))
+			// Sums of the units' exact partials over their kept rows.
+			cols = append(cols, fmt.Sprintf("CAST(COALESCE(SUM(%s)%s, 0) AS BIGINT) AS %s", pj, f, CountColumn(j)))
+			cols = append(cols, fmt.Sprintf("SUM(_dp_ps%d)%s AS %s", j, f, SumColumn(j)))
+			cols = append(cols, fmt.Sprintf("SUM(_dp_pq%d)%s AS %s", j, f, SquareColumn(j)))
 		}
 	}
 	b.WriteString(strings.Join(cols, ", "))
@@ -201,11 +211,15 @@ func clampSQL(x, lo, hi string) string {
 // large per-unit sum, or +-Infinity) must clamp like any other, not fail the query, since
 // whether a query fails must not depend on one unit's data. NULL stays NULL (not summed).
 func exactSum(d backend.Dialect, x string, unit float64, lo, hi int64) string {
-	big := "HUGEINT"
+	return fmt.Sprintf("SUM(CAST(%s AS %s))", encodedUnits(x, unit, lo, hi), bigType(d))
+}
+
+// bigType is the dialect's type of exact sums of encoded values.
+func bigType(d backend.Dialect) string {
 	if d == backend.Postgres {
-		big = "NUMERIC"
+		return "NUMERIC"
 	}
-	return fmt.Sprintf("SUM(CAST(%s AS %s))", encodedUnits(x, unit, lo, hi), big)
+	return "HUGEINT"
 }
 
 // encodedUnits is x's fixed-point encoding: x clamped to [lo*unit, hi*unit] (exact: unit is a
@@ -287,10 +301,7 @@ func rowModeColumns(d backend.Dialect, a *plan.Aggregate, j int, e plan.Encoding
 		return []string{fmt.Sprintf("COUNT(%s) AS %s", v, CountColumn(j)),
 			fmt.Sprintf("%s AS %s", exactSum(d, v, e.Unit, e.LowerUnits, e.UpperUnits), SumColumn(j))}
 	case analyzer.VarPop, analyzer.StddevPop:
-		big := "HUGEINT"
-		if d == backend.Postgres {
-			big = "NUMERIC"
-		}
+		big := bigType(d)
 		u := encodedUnits(v, e.Unit, e.LowerUnits, e.UpperUnits)
 		return []string{fmt.Sprintf("COUNT(%s) AS %s", v, CountColumn(j)),
 			fmt.Sprintf("SUM(CAST(%s AS %s)) AS %s", u, big, SumColumn(j)),

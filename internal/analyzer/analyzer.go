@@ -732,6 +732,18 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 		}
 		return nil
 	}
+	if lower := strings.ToLower(name); kind == unknownFunc && publicOnlyFuncs[lower] {
+		if private {
+			return sqlerr.Privacy(n.Span().Start, RuleUnknownFunction,
+				fmt.Sprintf("%s is not allowed over private data: it fails on some values", lower),
+				"use it in an outer query over an anonymized query's released rows, or on public data")
+		}
+		if len(n.Args) != 1 || len(n.NamedArgs) > 0 || n.Distinct || n.Star {
+			return sqlerr.New(n.Span().Start, sqlerr.FeatureNotSupported, "%s takes one argument here", strings.ToUpper(lower)).
+				WithHint("write %s(anon_result[OFFSET(0)].value)", strings.ToUpper(lower))
+		}
+		return nil
+	}
 	switch kind {
 	case unknownFunc:
 		return unknownFunction(n)

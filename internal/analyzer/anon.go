@@ -228,6 +228,9 @@ func (b *anonBuilder) post(x ast.Expr) (ast.Expr, error) {
 	}
 	switch n := x.(type) {
 	case *ast.FuncCall:
+		if y, ok, err := b.jsonQueryArray(n); ok || err != nil {
+			return y, err
+		}
 		if f, ok := isAnonAggregate(lastName(n.Name), int(b.q.Options.Syntax)); ok && len(n.Name) == 1 && n.Over == nil {
 			agg, err := b.aggregate(f, n)
 			if err != nil {
@@ -394,8 +397,49 @@ func (b *anonBuilder) postChildren(x ast.Expr) (ast.Expr, error) {
 		c := *n
 		c.X = p(n.X)
 		return &c, err
+	case *ast.FieldAccess:
+		b.a.markTree(n.Field)
+		c := *n
+		c.X = p(n.X)
+		return &c, err
 	}
 	return nil, sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported, "expression %s is not supported here", ast.Format(x))
+}
+
+// jsonQueryArray reads JSON_QUERY_ARRAY(ANON_QUANTILES(... WITH REPORT(FORMAT=JSON)).result)
+// (ok set): the aggregate releases the elements of its report's array, as GoogleSQL's
+// JSON_QUERY_ARRAY would split it, so that no JSON function runs in the database.
+func (b *anonBuilder) jsonQueryArray(n *ast.FuncCall) (ast.Expr, bool, error) {
+	if len(n.Name) != 1 || !strings.EqualFold(n.Name[0].Name, "json_query_array") || n.Over != nil {
+		return nil, false, nil
+	}
+	refuse := func() (ast.Expr, bool, error) {
+		return nil, false, sqlerr.New(n.Span().Start, sqlerr.FeatureNotSupported,
+			"JSON_QUERY_ARRAY is only supported on the result of a JSON quantiles report").
+			WithHint("write JSON_QUERY_ARRAY(ANON_QUANTILES(x, 4 CLAMPED BETWEEN 0 AND 10 WITH REPORT(FORMAT = JSON)).result)")
+	}
+	if len(n.Args) != 1 || len(n.NamedArgs) > 0 || n.Distinct || n.Star || n.Clamped != nil || n.Report != nil || len(n.Fields) > 0 || n.Filter != nil {
+		return refuse()
+	}
+	inner, ok := unparen(n.Args[0]).(*ast.FuncCall)
+	if !ok || len(inner.Name) != 1 || inner.Over != nil {
+		return refuse()
+	}
+	f, ok := isAnonAggregate(lastName(inner.Name), int(b.q.Options.Syntax))
+	if !ok {
+		return refuse()
+	}
+	agg, err := b.aggregate(f, inner)
+	if err != nil {
+		return nil, false, err
+	}
+	if agg.Func != Quantiles || agg.Report == nil || agg.Report.Format != ReportJSON || !QuantileArrayPath(agg.Report) {
+		return refuse()
+	}
+	agg.Report.Elements = true
+	b.a.markTree(n)
+	b.q.Aggregates = append(b.q.Aggregates, agg)
+	return colRef(AggColumn(len(b.q.Aggregates)-1), n), true, nil
 }
 
 func colRef(name string, at ast.Node) *ast.ColumnRef {

@@ -42,6 +42,12 @@ var scalarFuncs = setOf(
 	"hash", "typeof",
 )
 
+// publicOnlyFuncs are GoogleSQL's JSON conversions, for reading released reports in an outer
+// query: DOUBLE(json) and FLOAT64(json). They fail on a value
+// of the wrong kind, so they are refused over private data (one row could make a query
+// fail); over released and public values a failure reveals nothing private.
+var publicOnlyFuncs = setOf("double", "float64")
+
 // aggregateFuncs are the plain aggregates allowed inside FROM subqueries that group by the
 // privacy unit, and in queries over public relations.
 var aggregateFuncs = setOf(

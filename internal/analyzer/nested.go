@@ -54,10 +54,20 @@ func (a *analyzer) part(q *ast.Query, s *ast.Select, node ast.Node, parent *env)
 	if err != nil {
 		return nil, correlated(err, q, parent)
 	}
+	markNested(aq)
 	p := &Part{Query: aq, Node: node}
 	a.parts = append(a.parts, p)
 	info := &relInfo{cols: p.Columns(), unitIdx: -1}
 	return info, nil
+}
+
+// markNested marks the reports of a part as read by an outer query (Report.Nested).
+func markNested(q *Query) {
+	for _, agg := range q.Aggregates {
+		if agg.Report != nil {
+			agg.Report.Nested = true
+		}
+	}
 }
 
 // correlated turns an unknown column or relation of a part into the nesting rule's refusal
@@ -138,6 +148,7 @@ func AnalyzeOwnerParts(q *ast.Query, cat *catalog.Catalog) (*Nested, error) {
 			firstErr = err
 			return false
 		}
+		markNested(aq)
 		var node ast.Node = pq
 		if pq.Body == n {
 			node = sel

@@ -84,6 +84,14 @@ const (
 type Report struct {
 	Format ReportFormat
 	Path   []string
+	// Elements is set when the released value is the elements of the report's array of
+	// quantiles: JSON_QUERY_ARRAY(ANON_QUANTILES(... WITH REPORT(FORMAT=JSON)).result), or
+	// the PROTO path .values.values.
+	Elements bool
+	// Nested is set on a part of a nested query: its arrays of PROTO messages are released
+	// as JSON objects, whose fields the outer query reads (x[OFFSET(0)].float_value); at
+	// the top level they print in the protocol buffer text format.
+	Nested bool
 }
 
 // Key is one GROUP BY key.

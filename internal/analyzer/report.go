@@ -25,6 +25,33 @@ var reportFields = map[ReportFormat]map[string]map[string]string{
 	},
 }
 
+// quantileReportFields is the schema of a quantiles report (ZetaSQL's AnonOutputWithReport
+// with its AnonOutputValues): "results" and "elements" are arrays of the "result" and
+// "value" messages, whose fields an outer query reads element by element.
+var quantileReportFields = map[ReportFormat]map[string]map[string]string{
+	ReportJSON: {
+		"":         {"result": "results", "bounding_report": "bounding"},
+		"interval": reportFields[ReportJSON]["interval"],
+		"bounding": reportFields[ReportJSON]["bounding"],
+	},
+	ReportProto: {
+		"":         {"values": "values", "bounding_report": "bounding"},
+		"values":   {"values": "elements"},
+		"interval": reportFields[ReportProto]["interval"],
+		"bounding": reportFields[ReportProto]["bounding"],
+		"value":    reportFields[ReportProto]["value"],
+	},
+}
+
+// QuantileArrayPath reports whether a quantiles report's path ends at its array of values:
+// .result of a JSON report, .values.values of a PROTO one.
+func QuantileArrayPath(r *Report) bool {
+	if r.Format == ReportJSON {
+		return len(r.Path) == 1 && r.Path[0] == "result"
+	}
+	return len(r.Path) == 2 && r.Path[0] == "values" && r.Path[1] == "values"
+}
+
 // report reads an aggregate's report request: WITH REPORT(FORMAT = f) (ZetaSQL) or
 // report_format => "f" (GoogleSQL, given as format), and the field path on the call.
 func (b *anonBuilder) report(agg *Aggregate, n *ast.FuncCall, format ast.Expr) error {
@@ -66,20 +93,27 @@ func (b *anonBuilder) report(agg *Aggregate, n *ast.FuncCall, format ast.Expr) e
 		return sqlerr.New(pos, sqlerr.InvalidParameterValue, "unknown report format %q", name).
 			WithHint("the formats are JSON and PROTO")
 	}
+	schema := reportFields[f]
 	switch agg.Func {
 	case CountUnits, CountRows, CountValues, Sum, Avg:
+	case Quantiles:
+		schema = quantileReportFields[f]
 	default:
 		return sqlerr.New(pos, sqlerr.FeatureNotSupported, "%s does not support reports", upper).
-			WithHint("reports are supported on COUNT(*), COUNT, SUM and AVG")
+			WithHint("reports are supported on COUNT(*), COUNT, SUM, AVG and quantiles")
 	}
 	r := &Report{Format: f}
 	msg := ""
 	for _, id := range n.Fields {
 		field := strings.ToLower(id.Name)
-		next, ok := reportFields[f][msg][field]
+		if msg == "results" || msg == "elements" {
+			return sqlerr.New(id.Span().Start, sqlerr.FeatureNotSupported, "%s is an array of values and has no fields", strings.Join(r.Path, ".")).
+				WithHint("name it in a subquery and read its elements in the outer query: SELECT r[OFFSET(0)].noise_confidence_interval FROM (SELECT WITH ANONYMIZATION ... AS r FROM ...)")
+		}
+		next, ok := schema[msg][field]
 		if !ok {
 			known := make([]string, 0, 4)
-			for k := range reportFields[f][msg] {
+			for k := range schema[msg] {
 				known = append(known, k)
 			}
 			sort.Strings(known)
@@ -91,6 +125,9 @@ func (b *anonBuilder) report(agg *Aggregate, n *ast.FuncCall, format ast.Expr) e
 		}
 		r.Path = append(r.Path, field)
 		msg = next
+	}
+	if agg.Func == Quantiles && f == ReportProto && QuantileArrayPath(r) {
+		r.Elements = true
 	}
 	agg.Report = r
 	return nil

@@ -558,6 +558,15 @@ type Subscript struct {
 // ZeroBased reports whether the index is an offset (0-based) rather than an ordinal.
 func (s *Subscript) ZeroBased() bool { return s.Kind == "OFFSET" || s.Kind == "SAFE_OFFSET" }
 
+// FieldAccess is x.field after a subscript: a field of an element of a released report's
+// array (ZetaSQL: anon_result[OFFSET(0)].noise_confidence_interval.lower_bound). The element
+// is a JSON object in the database; the SQL generator reads the field (see sqlgen).
+type FieldAccess struct {
+	span
+	X     Expr
+	Field *Ident
+}
+
 // ArrayLit is an array constructor: [a, b, ...] or ARRAY[a, b, ...].
 type ArrayLit struct {
 	span
@@ -566,6 +575,7 @@ type ArrayLit struct {
 }
 
 func (*Subscript) expr()    {}
+func (*FieldAccess) expr()  {}
 func (*ArrayLit) expr()     {}
 func (*ColumnRef) expr()    {}
 func (*Literal) expr()      {}

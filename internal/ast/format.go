@@ -660,6 +660,10 @@ func (p *Printer) Default(n Node) {
 		p.WriteString("[" + n.Kind + "(")
 		p.Expr(n.Index, 0)
 		p.WriteString(")]")
+	case *FieldAccess:
+		p.Expr(n.X, PrecPrimary)
+		p.WriteString(".")
+		p.Print(n.Field)
 	case *ArrayLit:
 		if n.Keyword {
 			p.WriteString("ARRAY")

@@ -222,6 +222,9 @@ func Children(n Node) []Node {
 	case *Subscript:
 		c.expr(n.X)
 		c.expr(n.Index)
+	case *FieldAccess:
+		c.expr(n.X)
+		c.add(n.Field)
 	case *ArrayLit:
 		for _, e := range n.Elems {
 			c.expr(e)

@@ -18,7 +18,9 @@ import (
 type reportNode struct {
 	name   string
 	fields []*reportNode
-	leaf   any // int64 or float64, for a scalar
+	leaf   any           // int64 or float64, for a scalar
+	list   []*reportNode // the elements of an array (a repeated field in PROTO)
+	isList bool
 }
 
 func (n *reportNode) field(name string) *reportNode {
@@ -66,6 +68,9 @@ func reportTree(a *plan.Aggregate, v Value) *reportNode {
 		return "float_value"
 	}
 	bounded := a.Implicit // explicit bounds are the query's: ZetaSQL reports none then
+	if a.Func == analyzer.Quantiles {
+		return quantileReportTree(a, v, num, f, leaf, bounded)
+	}
 	if a.Report.Format == analyzer.ReportJSON {
 		interval := &reportNode{name: "noise_confidence_interval", fields: []*reportNode{
 			leaf("confidence_level", plan.ReportConfidenceLevel), leaf("lower_bound", f(v.Lo)), leaf("upper_bound", f(v.Hi))}}
@@ -90,6 +95,55 @@ func reportTree(a *plan.Aggregate, v Value) *reportNode {
 	return root
 }
 
+// quantileReportTree is reportTree for quantiles: an array of values, each with its
+// interval (AnonOutputValues in PROTO, the "result" array in JSON); quantiles are doubles.
+func quantileReportTree(a *plan.Aggregate, v Value, num func(any) any, f func(any) float64, leaf func(string, any) *reportNode, bounded bool) *reportNode {
+	vs, _ := v.V.([]any)
+	lo, _ := v.Lo.([]any)
+	hi, _ := v.Hi.([]any)
+	at := func(xs []any, i int) float64 {
+		if i < len(xs) {
+			return f(xs[i])
+		}
+		return math.NaN()
+	}
+	elems := make([]*reportNode, len(vs))
+	for i := range vs {
+		x := f(vs[i])
+		if a.Report.Format == analyzer.ReportJSON {
+			elems[i] = &reportNode{fields: []*reportNode{
+				{name: "noise_confidence_interval", fields: []*reportNode{
+					leaf("confidence_level", plan.ReportConfidenceLevel), leaf("lower_bound", at(lo, i)), leaf("upper_bound", at(hi, i))}},
+				leaf("value", x)}}
+			continue
+		}
+		elems[i] = &reportNode{fields: []*reportNode{
+			leaf("float_value", x),
+			{name: "noise_confidence_interval", fields: []*reportNode{
+				leaf("lower_bound", at(lo, i)), leaf("upper_bound", at(hi, i)), leaf("confidence_level", plan.ReportConfidenceLevel)}}}}
+	}
+	list := func(name string) *reportNode { return &reportNode{name: name, list: elems, isList: true} }
+	root := &reportNode{}
+	if a.Report.Format == analyzer.ReportJSON {
+		if bounded {
+			root.fields = append(root.fields, &reportNode{name: "bounding_report", fields: []*reportNode{
+				leaf("lower_bound", num(a.Lower)), leaf("num_inputs", a.Bounding.NumInputs),
+				leaf("num_outside", a.Bounding.NumOutside), leaf("upper_bound", num(a.Upper))}})
+		}
+		root.fields = append(root.fields, list("result"))
+		return root
+	}
+	root.fields = append(root.fields, &reportNode{name: "values", fields: []*reportNode{list("values")}})
+	if bounded {
+		value := func(x any) *reportNode { return leaf("float_value", f(x)) }
+		root.fields = append(root.fields, &reportNode{name: "bounding_report", fields: []*reportNode{
+			{name: "lower_bound", fields: []*reportNode{value(a.Lower)}},
+			{name: "upper_bound", fields: []*reportNode{value(a.Upper)}},
+			leaf("num_inputs", a.Bounding.NumInputs), leaf("num_outside", a.Bounding.NumOutside)}})
+	}
+	return root
+}
+
 // renderReport releases aggregate a's report of v, or the part of it its path selects: a
 // JSON text, a protocol buffer message in text format, or a number (a scalar field of a
 // PROTO report). A missing part (a bounding report with explicit bounds, int_value of an
@@ -101,12 +155,27 @@ func renderReport(a *plan.Aggregate, v Value) any {
 			return nil
 		}
 	}
+	if n.isList && a.Report.Elements {
+		// The array's elements (JSON_QUERY_ARRAY, or PROTO's .values.values): JSON objects,
+		// but PROTO messages in their text format at the top level.
+		out := make([]any, len(n.list))
+		for i, e := range n.list {
+			var b strings.Builder
+			if a.Report.Format == analyzer.ReportProto && !a.Report.Nested {
+				writeProto(&b, e)
+			} else {
+				writeJSON(&b, e)
+			}
+			out[i] = b.String()
+		}
+		return out
+	}
 	if a.Report.Format == analyzer.ReportJSON {
 		var b strings.Builder
 		writeJSON(&b, n)
 		return b.String()
 	}
-	if n.fields == nil {
+	if n.fields == nil && !n.isList {
 		return n.leaf
 	}
 	var b strings.Builder
@@ -115,6 +184,17 @@ func renderReport(a *plan.Aggregate, v Value) any {
 }
 
 func writeJSON(b *strings.Builder, n *reportNode) {
+	if n.isList {
+		b.WriteString("[")
+		for i, e := range n.list {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			writeJSON(b, e)
+		}
+		b.WriteString("]")
+		return
+	}
 	if n.fields == nil {
 		switch x := n.leaf.(type) {
 		case int64:
@@ -152,7 +232,17 @@ func jsonFloat(x float64) string {
 
 // writeProto prints a message's fields in the protocol buffer text format, on one line.
 func writeProto(b *strings.Builder, n *reportNode) {
-	for i, f := range n.fields {
+	var fields []*reportNode
+	for _, f := range n.fields {
+		if !f.isList {
+			fields = append(fields, f)
+			continue
+		}
+		for _, e := range f.list { // a repeated field: one entry per element
+			fields = append(fields, &reportNode{name: f.name, fields: e.fields})
+		}
+	}
+	for i, f := range fields {
 		if i > 0 {
 			b.WriteString(" ")
 		}
@@ -194,6 +284,18 @@ func protoFloat(x float64) string {
 // reportType is the SQL type of aggregate a's released report in dialect d: JSON for JSON
 // reports, text for PROTO messages, a number for a PROTO scalar field.
 func reportType(a *plan.Aggregate, d backend.Dialect) string {
+	if a.Report.Elements {
+		// An array of JSON objects, or of PROTO texts at the top level.
+		switch {
+		case a.Report.Format == analyzer.ReportProto && !a.Report.Nested && d == backend.Postgres:
+			return "TEXT[]"
+		case a.Report.Format == analyzer.ReportProto && !a.Report.Nested:
+			return "VARCHAR[]"
+		case d == backend.Postgres:
+			return "json[]"
+		}
+		return "JSON[]"
+	}
 	if a.Report.Format == analyzer.ReportJSON {
 		if d == backend.Postgres {
 			return "json" // json, not jsonb: it keeps ZetaSQL's key order and number text
@@ -204,7 +306,7 @@ func reportType(a *plan.Aggregate, d backend.Dialect) string {
 		switch p[len(p)-1] {
 		case "int_value":
 			return "BIGINT"
-		case "value", "noise_confidence_interval", "bounding_report", "lower_bound", "upper_bound":
+		case "value", "values", "noise_confidence_interval", "bounding_report", "lower_bound", "upper_bound":
 		default:
 			if d == backend.Postgres {
 				return "DOUBLE PRECISION"

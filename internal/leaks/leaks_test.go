@@ -519,3 +519,33 @@ func TestLeakReportOnOneUnit(t *testing.T) {
 			refused: true})
 	})
 }
+
+// Quantile reports (issue 15): on a group of one unit, the whole report, its array read
+// element by element in an outer query and its intervals come from the noisy tree and public
+// parameters only, so whether the query answers does not tell whether the target is there;
+// JSON conversions and JSON_QUERY_ARRAY are refused over private data (they fail on some
+// values).
+func TestLeakQuantileReportOnOneUnit(t *testing.T) {
+	backends(t, func(t *testing.T, w *world) {
+		for _, q := range []string{
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_QUANTILES(salary, 4 CLAMPED BETWEEN 0 AND 100000 WITH REPORT(FORMAT=PROTO)) AS r FROM people WHERE uid = 7`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_QUANTILES(salary, 4 CLAMPED BETWEEN 0 AND 100000 WITH REPORT(FORMAT=JSON)).result AS r FROM people WHERE uid = 7`,
+			`SELECT r[OFFSET(2)].float_value, r[OFFSET(2)].noise_confidence_interval.upper_bound - r[OFFSET(2)].noise_confidence_interval.lower_bound
+			 FROM (` + anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_QUANTILES(salary, 4 CLAMPED BETWEEN 0 AND 100000 WITH REPORT(FORMAT=PROTO)).values.values AS r
+			 FROM people WHERE uid = 7) AS s`,
+			`SELECT DOUBLE(r[OFFSET(0)].noise_confidence_interval.lower_bound)
+			 FROM (` + anon("epsilon=1, delta=1e-6, kappa=1") + ` JSON_QUERY_ARRAY(ANON_QUANTILES(salary, 4 CLAMPED BETWEEN 0 AND 100000 WITH REPORT(FORMAT=JSON)).result) AS r
+			 FROM people WHERE uid = 7) AS s`,
+		} {
+			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, real: true}) })
+		}
+		for _, q := range []string{
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_SUM(DOUBLE(note) CLAMPED BETWEEN 0 AND 1) AS v FROM people`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_COUNT(*) AS n FROM people WHERE FLOAT64(note) > 0`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` JSON_QUERY_ARRAY(note) AS v, ANON_COUNT(*) AS n FROM people GROUP BY note`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_QUANTILES(salary, 4 CLAMPED BETWEEN 0 AND 1 WITH REPORT(FORMAT=PROTO)).values.values.float_value AS v FROM people`,
+		} {
+			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, refused: true}) })
+		}
+	})
+}

@@ -231,6 +231,13 @@ func (p *parser) parsePostfix() ast.Expr {
 	}
 	for p.tok().isOp("[") {
 		x = p.subscript(x)
+		// Fields of the element: anon_result[OFFSET(0)].noise_confidence_interval.lower_bound.
+		for p.tok().isOp(".") && isIdentTok(p.peek(1)) {
+			p.next()
+			f := &ast.FieldAccess{X: x, Field: p.ident()}
+			f.SetSpan(p.spanFrom(x.Span().Start))
+			x = f
+		}
 		for p.tok().isOp("::") {
 			p.next()
 			c := &ast.Cast{X: x, Type: p.typeName(), Colon: true}

@@ -96,11 +96,17 @@ func basePrinter(d backend.Dialect) *ast.Printer {
 				p.WriteString(") END]")
 			}
 			return true
+		case *ast.FieldAccess:
+			printFieldAccess(p, d, n)
+			return true
 		case *ast.FuncCall:
 			if len(n.Name) != 1 || n.Over != nil {
 				return false
 			}
 			name := strings.ToLower(n.Name[0].Name)
+			if printJSONFunc(p, d, name, n) {
+				return true
+			}
 			if d == backend.Postgres && name == "array_length" && len(n.Args) == 1 {
 				// GoogleSQL's ARRAY_LENGTH is 0 for an empty array; PostgreSQL's
 				// array_length(a, 1) is NULL there, cardinality(a) is 0.

@@ -73,6 +73,9 @@ func Release(q *analyzer.Query, d backend.Dialect, t *ReleaseTable) (string, err
 			if d == backend.Postgres {
 				text = "TEXT"
 			}
+			if isJSONArrayColumn(o.Expr, t) {
+				text += "[]"
+			}
 			x = "CAST(" + x + " AS " + text + ")"
 		}
 		b.WriteString(x + " AS " + ast.QuoteIdent(o.Name))
@@ -185,7 +188,21 @@ func isJSONColumn(x ast.Expr, t *ReleaseTable) bool {
 	}
 	for i, name := range t.Columns {
 		if name == c.Parts[0].Name {
-			return strings.EqualFold(t.Types[i], "JSON")
+			return strings.EqualFold(t.Types[i], "JSON") || strings.EqualFold(t.Types[i], "JSON[]")
+		}
+	}
+	return false
+}
+
+// isJSONArrayColumn reports whether x is a column of t of type JSON[] (a report's elements).
+func isJSONArrayColumn(x ast.Expr, t *ReleaseTable) bool {
+	c, ok := x.(*ast.ColumnRef)
+	if !ok || len(c.Parts) != 1 {
+		return false
+	}
+	for i, name := range t.Columns {
+		if name == c.Parts[0].Name {
+			return strings.EqualFold(t.Types[i], "JSON[]")
 		}
 	}
 	return false

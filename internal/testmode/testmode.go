@@ -58,7 +58,7 @@ func (r *release) Describe() []string { return []string{"noiseless test mode: ex
 func (r *release) Value(j int, s exec.Summary) (exec.Value, error) {
 	a := r.p.Aggregates[j]
 	if a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles {
-		return exactQuantiles(a, s, r.p.ConfidenceLevel > 0)
+		return exactQuantiles(a, s, exec.Level(a, r.p.ConfidenceLevel) > 0)
 	}
 	e := a.Encoding
 	v := exact(a, e, s)
@@ -155,6 +155,19 @@ func exactQuantiles(a *plan.Aggregate, s exec.Summary, ci bool) (exec.Value, err
 	out := exec.Value{V: v}
 	if ci {
 		out.Lo, out.Hi, out.HasCI = v, v, true
+		if total == 0 {
+			// No value: the production tree's noise alone places the quantile, anywhere in
+			// the bounds (its interval is the bounds, as ZetaSQL's is).
+			lo, hi := any(a.Lower), any(a.Upper)
+			if a.Func == analyzer.Quantiles {
+				ls, hs := make([]any, len(vals)), make([]any, len(vals))
+				for i := range vals {
+					ls[i], hs[i] = a.Lower, a.Upper
+				}
+				lo, hi = ls, hs
+			}
+			out.Lo, out.Hi = lo, hi
+		}
 	}
 	return out, nil
 }

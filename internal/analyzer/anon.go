@@ -67,6 +67,11 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 	if err := b.keys(); err != nil {
 		return nil, err
 	}
+	if out.Options.UnboundedGroups && len(out.Keys) == 0 {
+		// Without GROUP BY every unit reaches the one group: kappa = 1 bounds nothing away, so
+		// ZetaSQL's unbounded contributions are exactly kappa = 1, with its guarantee.
+		out.Options.UnboundedGroups, out.Options.Kappa = false, 1
+	}
 	if opts.PublicGroups {
 		if err := b.publicDomain(); err != nil {
 			return nil, err

@@ -323,6 +323,16 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	if q.Options.ConfidenceLevel == 0 {
 		q.Options.ConfidenceLevel = e.o.ConfidenceLevel
 	}
+	if q.Options.UnboundedGroups {
+		// Unbounded contributions (a NULL or missing kappa) only where the owner lifted the
+		// budget: a decision on public configuration, never on data. The ledger is asked again
+		// when the charge is committed.
+		st, err := e.ledger.Status(ctx)
+		if err != nil {
+			return nil, err
+		}
+		q.Options.UnboundedAllowed = st.Unlimited
+	}
 	p, err := rewrite.Rewrite(q)
 	if err != nil {
 		return nil, err
@@ -371,6 +381,11 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 			se.Pos = q.Options.Pos
 		}
 		return nil, err
+	}
+	if p.Unbounded && !st.Unlimited {
+		// The owner set a budget between the check and the charge: no private row was read.
+		return nil, sqlerr.Privacy(q.Options.Pos, analyzer.RuleBoundedGroups,
+			"the data owner set a budget: contributions across groups must be bounded", "add kappa=1")
 	}
 	res, err := run(ctx, prep, e.b)
 	if err != nil {

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"errors"
+	"math"
 
 	"github.com/dpsql/dpsql/dp/accounting"
 	"github.com/dpsql/dpsql/dp/noise"
@@ -16,7 +17,9 @@ import (
 // group_selection_epsilon are honoured first and the rest is shared equally; implicit bounds
 // take half of their aggregate's share. Delta goes to selection with Laplace noise, and is
 // shared like epsilon with Gaussian noise. With k_threshold instead of delta, delta is derived
-// from the threshold (Theorem 12 solved for delta) with selection's epsilon, and charged.
+// from the threshold with selection's epsilon (selection.KThresholdDelta: ZetaSQL's meaning,
+// a rounded noisy count of at least k), and charged; it may be 1 (k_threshold=1 with a large
+// epsilon), which only a budget of delta 1 or SET BUDGET UNLIMITED can pay.
 func budgetSplit(p *plan.Plan) error {
 	o := p.Query.Options
 	public := p.Selection.Rule == plan.PublicGroups
@@ -38,14 +41,15 @@ func budgetSplit(p *plan.Plan) error {
 		if err != nil {
 			return splitError(o.Pos, err)
 		}
-		d, err := selection.KThresholdToDelta(s.Selection.Epsilon, o.KThreshold, p.Kappa)
+		d, err := selection.KThresholdDelta(s.Selection.Epsilon, o.KThreshold, p.Kappa)
 		if err != nil {
 			return sqlerr.New(o.Pos, sqlerr.InvalidParameterValue, "k_threshold=%g: %v", o.KThreshold, err)
 		}
 		if gaussian {
-			d *= float64(n + 1) // selection's share of delta must be the derived one
+			d = math.Min(1, d*float64(n+1)) // selection's share of delta must be the derived one
 		}
 		total.Delta = d
+		p.Selection.KThreshold = o.KThreshold
 	}
 	s, err := accounting.ZetaSQLSplit(total, n, implicit, opts)
 	if err != nil {

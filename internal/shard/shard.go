@@ -56,6 +56,9 @@ type Agg struct {
 // histogram with the given bins. The plan's bounds and encodings must be known (as for
 // sqlgen.Stage).
 func NewSpec(p *plan.Plan, histogram, scaleExp, numBins int) (*Spec, error) {
+	if p.Unbounded {
+		return nil, fmt.Errorf("shard: contributions across groups are not bounded (kappa NULL); give kappa")
+	}
 	s := &Spec{Kappa: p.Kappa, Keys: len(p.Query.Keys), Histogram: histogram, ScaleExp: scaleExp, NumBins: numBins}
 	if p.MaxRows > 0 {
 		s.Rows, s.Kappa = true, p.MaxRows

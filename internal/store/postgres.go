@@ -61,7 +61,7 @@ END
 `
 
 // spendBody is dpsql.spend: it validates the cost (finite, non-negative epsilon; delta in
-// [0, 1); NULL is invalid), locks the budget row, and records the charge only if the budget is
+// [0, 1], as ledger.Prepare; NULL is invalid), locks the budget row, and records the charge only if the budget is
 // set and either unlimited or the cost fits what remains (dpsql.fits, the ledger's rule). It
 // returns whether it recorded the charge and the budget as it was before the charge, so that
 // dpsql can word a refusal exactly as ledger.Allow does. It can only add: spent totals grow by
@@ -71,8 +71,8 @@ DECLARE
 	b dpsql.budget%ROWTYPE;
 BEGIN
 	IF NOT COALESCE(cost_epsilon >= 0 AND cost_epsilon < 'Infinity'::DOUBLE PRECISION
-			AND cost_delta >= 0 AND cost_delta < 1, FALSE) THEN
-		RAISE EXCEPTION 'invalid query cost epsilon=%, delta=%: epsilon must be finite and non-negative, delta in [0, 1)',
+			AND cost_delta >= 0 AND cost_delta <= 1, FALSE) THEN
+		RAISE EXCEPTION 'invalid query cost epsilon=%, delta=%: epsilon must be finite and non-negative, delta in [0, 1]',
 			cost_epsilon, cost_delta USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	IF query_text IS NULL THEN

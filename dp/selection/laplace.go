@@ -171,10 +171,12 @@ func laplaceGridThreshold(tau float64, grid discrete.Grid, dist discrete.Laplace
 	p := dist.P()
 	// Smallest m with P(Y >= m) <= dp, plus one step against rounding.
 	var m float64
+	// Logarithms of the factors, not of 1/(dp(1+p)): 1/dp overflows for a dp below 1/MaxFloat64
+	// (a k_threshold far above one count, whose delta underflows).
 	if dp*(1+p) < 1 {
-		m = math.Ceil(t*math.Log(1/(dp*(1+p)))) + 1
+		m = math.Ceil(t*(-math.Log(dp)-math.Log1p(p))) + 1
 	} else {
-		m = math.Ceil(1-t*math.Log(1/((1-dp)*(1+p)))) + 1
+		m = math.Ceil(1-t*(-math.Log1p(-dp)-math.Log1p(p))) + 1
 	}
 	k := math.Max(stepsAboveOne(tau, grid, one), m)
 	if math.IsNaN(k) || math.Abs(k) >= 1<<62 {

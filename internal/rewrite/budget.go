@@ -56,15 +56,23 @@ func budgetSplit(p *plan.Plan) error {
 		return splitError(o.Pos, err)
 	}
 	if !public {
-		p.Selection.Epsilon, p.Selection.Delta = s.Selection.Epsilon, s.Selection.Delta
+		p.Selection.Epsilon, p.Selection.Delta = usable(s.Selection.Epsilon), s.Selection.Delta
 	}
 	for i, a := range p.Aggregates {
 		sh := s.Aggregations[i]
-		a.Epsilon, a.Delta, a.BoundsEpsilon = sh.Noise.Epsilon, sh.Noise.Delta, sh.Bounds.Epsilon
+		a.Epsilon, a.Delta, a.BoundsEpsilon = usable(sh.Noise.Epsilon), sh.Noise.Delta, usable(sh.Bounds.Epsilon)
 	}
 	p.Cost = plan.Budget{Epsilon: total.Epsilon, Delta: total.Delta}
 	return nil
 }
+
+// MaxMechanismEpsilon is the largest epsilon a mechanism is given. ZetaSQL accepts any finite
+// epsilon (its tests use 1e308); noise scales below about 1e-296 have no float64 grid, so a
+// larger share is used as this one: more noise than asked (negligible: the scale is at most
+// bound/1e100), never less, while the query is charged what it asked.
+const MaxMechanismEpsilon = 1e100
+
+func usable(eps float64) float64 { return math.Min(eps, MaxMechanismEpsilon) }
 
 func splitError(pos sqlerr.Pos, err error) error {
 	var oc *accounting.OverConsumptionError

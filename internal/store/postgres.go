@@ -38,6 +38,10 @@ BEGIN
 	IF total = 'NaN'::DOUBLE PRECISION OR spent = 'NaN'::DOUBLE PRECISION OR cost = 'NaN'::DOUBLE PRECISION THEN
 		RETURN FALSE;
 	END IF;
+	IF cost > 1.7976931348623157e308 - spent THEN
+		-- spent + cost would overflow (PostgreSQL raises): no finite total holds it.
+		RETURN FALSE;
+	END IF;
 	used := spent + cost;
 	IF used <= total THEN
 		RETURN TRUE;
@@ -92,7 +96,11 @@ BEGIN
 		AND dpsql.fits(b.total_delta, b.spent_delta, cost_delta)));
 	IF recorded THEN
 		UPDATE dpsql.budget SET spends = b.spends + 1,
-			spent_epsilon = b.spent_epsilon + cost_epsilon, spent_delta = b.spent_delta + cost_delta
+			-- Saturating: under an unlimited budget, charges of epsilon 1e308 add up to Infinity
+			-- rather than fail on overflow.
+			spent_epsilon = CASE WHEN cost_epsilon > 1.7976931348623157e308 - b.spent_epsilon
+				THEN 'Infinity'::DOUBLE PRECISION ELSE b.spent_epsilon + cost_epsilon END,
+			spent_delta = b.spent_delta + cost_delta
 			WHERE id = 1;
 		INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query)
 			SELECT COALESCE(max(c.id), 0) + 1, now() AT TIME ZONE 'UTC', cost_epsilon, cost_delta, query_text

@@ -63,7 +63,7 @@ func parseOptions(c *ast.AnonClause) (Options, *ast.Ident, error) {
 			}
 			o.Delta, err = number(opt)
 			if err == nil && !(o.Delta >= 0 && o.Delta <= 1) {
-				err = optErr(opt, fmt.Sprintf("delta must be in the inclusive interval [0, 1], but is %s", fmtNum(o.Delta)),
+				err = optErr(opt, fmt.Sprintf("delta must be in the inclusive interval [0, 1], but is %s", optNum(o.Delta)),
 					"a typical delta is 1e-5 or less; below 1/(number of users)")
 			}
 			o.HasDelta = true
@@ -191,6 +191,19 @@ func isNull(x ast.Expr) bool {
 	return false
 }
 
+// optNum prints an option's value as ZetaSQL's messages do (inf, -inf, nan).
+func optNum(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	case math.IsNaN(v):
+		return "nan"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
 func optErr(opt *ast.Option, msg, hint string) error {
 	return sqlerr.New(opt.Value.Span().Start, sqlerr.InvalidParameterValue, "%s", msg).WithHint("%s", hint)
 }
@@ -209,7 +222,7 @@ func positiveFinite(opt *ast.Option) (float64, error) {
 		return 0, err
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
-		return 0, optErr(opt, fmt.Sprintf("%s must be finite and positive, but is %s", opt.Name.Name, fmtNum(v)),
+		return 0, optErr(opt, fmt.Sprintf("%s must be finite and positive, but is %s", opt.Name.Name, optNum(v)),
 			"epsilon=1e20 already gives noise-free results for test data")
 	}
 	return v, nil

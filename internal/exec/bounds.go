@@ -29,7 +29,7 @@ func boundsOptions(a *plan.Aggregate) agg.BoundsOptions {
 	switch a.Func {
 	case analyzer.CountRows, analyzer.CountValues:
 		o.Scale = 1 // counts are integers: bin 0 is [0, 1]
-	case analyzer.VarPop, analyzer.StddevPop:
+	case analyzer.VarPop, analyzer.StddevPop, analyzer.Percentile, analyzer.Quantiles:
 		if a.PerGroup == 1 {
 			o.MaxContributions = 2 * a.Kappa // each unit's smallest and largest row per group
 		}

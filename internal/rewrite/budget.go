@@ -78,7 +78,7 @@ func splitError(pos sqlerr.Pos, err error) error {
 	var oc *accounting.OverConsumptionError
 	if errors.As(err, &oc) {
 		return sqlerr.New(pos, sqlerr.InvalidParameterValue,
-			"the per-aggregate epsilons (%g in all) over-consume the query's epsilon %g", oc.Requested.Epsilon, oc.Total.Epsilon).
+			"epsilon overconsumption: the per-aggregate epsilons (%g in all) exceed the query's epsilon %g", oc.Requested.Epsilon, oc.Total.Epsilon).
 			WithHint("raise epsilon in OPTIONS, or lower the epsilon => arguments so that the parts without one get a share")
 	}
 	if errors.Is(err, accounting.ErrInvalidBudget) {

@@ -94,11 +94,8 @@ func aggregates(p *plan.Plan) error {
 			}
 		default:
 			if !a.HasBounds {
-				if a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles {
-					return sqlerr.New(a.Call.Span().Start, sqlerr.InvalidParameterValue,
-						"%s needs clamping bounds", ast.Format(&ast.Ident{Name: a.Func.String()})).
-						WithHint("add CLAMPED BETWEEN lower AND upper (bounds from public knowledge), or contribution_bounds_per_row => (lower, upper)")
-				}
+				// As in ZetaSQL, bounds are estimated with DP (for percentiles and quantiles
+				// they only limit the search space of the tree).
 				pa.Implicit = true
 				break
 			}

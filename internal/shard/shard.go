@@ -56,10 +56,12 @@ type Agg struct {
 // histogram with the given bins. The plan's bounds and encodings must be known (as for
 // sqlgen.Stage).
 func NewSpec(p *plan.Plan, histogram, scaleExp, numBins int) (*Spec, error) {
-	if p.Unbounded {
-		return nil, fmt.Errorf("shard: contributions across groups are not bounded (kappa NULL); give kappa")
-	}
 	s := &Spec{Kappa: p.Kappa, Keys: len(p.Query.Keys), Histogram: histogram, ScaleExp: scaleExp, NumBins: numBins}
+	if p.Unbounded {
+		// A NULL kappa (plan.Plan.Unbounded, test data only): every group of every unit is
+		// kept, in the shards (sqlgen's prefix) and in the merge.
+		s.Kappa = math.MaxInt64
+	}
 	if p.MaxRows > 0 {
 		s.Rows, s.Kappa = true, p.MaxRows
 	}
@@ -484,8 +486,8 @@ type Histogram struct {
 }
 
 // HistogramContribution is what one kept (unit, group) adds to the histogram of aggregate
-// s.Histogram: the bins of its per-unit value (or, for VAR_POP and STDDEV_POP, of its
-// smallest and largest value).
+// s.Histogram: the bins of its per-unit value (or, for VAR_POP, STDDEV_POP, percentiles and
+// quantiles, of its smallest and largest value).
 func (s *Spec) HistogramContribution(p Pair) Histogram {
 	h := Histogram{Positive: make([]int64, s.NumBins), Negative: make([]int64, s.NumBins)}
 	for j, parts := range s.byAggregate(p) {
@@ -507,7 +509,8 @@ func (s *Spec) HistogramContribution(p Pair) Histogram {
 			if x, ok := perUnit(a.Func, parts); ok {
 				xs = []float64{x}
 			}
-		case a.Func == analyzer.VarPop || a.Func == analyzer.StddevPop:
+		case a.Func == analyzer.VarPop || a.Func == analyzer.StddevPop ||
+			a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles:
 			for _, part := range parts {
 				if !part.Null {
 					xs = append(xs, part.F)

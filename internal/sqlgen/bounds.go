@@ -18,7 +18,8 @@ import (
 // larger (and infinities).
 //
 // Per-unit values are the unit's per-group count, sum or average; for per-row functions
-// (VAR_POP, STDDEV_POP) the unit's smallest and largest row in the group.
+// (VAR_POP, STDDEV_POP, percentiles and quantiles) the unit's smallest and largest row in the
+// group.
 func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) (string, error) {
 	a := p.Aggregates[j]
 	v := "_dp_v"
@@ -32,7 +33,7 @@ func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) 
 		partials = []string{valueExpr(d, "SUM("+v+")")}
 	case analyzer.Avg:
 		partials = []string{valueExpr(d, "AVG("+v+")")}
-	case analyzer.VarPop, analyzer.StddevPop:
+	case analyzer.VarPop, analyzer.StddevPop, analyzer.Percentile, analyzer.Quantiles:
 		partials = []string{"MIN(" + v + ")", "MAX(" + v + ")"}
 	default:
 		return "", fmt.Errorf("sqlgen: implicit bounds are not supported for %s", a.Func)

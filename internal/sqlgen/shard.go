@@ -79,7 +79,7 @@ func ShardParts(a *plan.Aggregate, histogram, rows bool) []PartKind {
 		return []PartKind{PartSum, PartSquares, PartCount}
 	case analyzer.Percentile, analyzer.Quantiles:
 		if histogram {
-			return nil
+			return []PartKind{PartMin, PartMax}
 		}
 		return []PartKind{PartPick, PartPickPriority}
 	}

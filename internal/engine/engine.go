@@ -419,7 +419,11 @@ func explainResult(prep *exec.Prepared, cost ledger.Budget) *Result {
 	p := prep.Plan
 	var lines []string
 	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
-	add("Anonymized aggregation (%d group keys, %d aggregates), kappa = %d", len(p.Query.Keys), len(p.Aggregates), p.Kappa)
+	if p.Unbounded {
+		add("Anonymized aggregation (%d group keys, %d aggregates), kappa = NULL: contributions across groups not bounded (SET BUDGET UNLIMITED; no privacy guarantee)", len(p.Query.Keys), len(p.Aggregates))
+	} else {
+		add("Anonymized aggregation (%d group keys, %d aggregates), kappa = %d", len(p.Query.Keys), len(p.Aggregates), p.Kappa)
+	}
 	add("Budget charged when run, before the data is read: %s", cost)
 	add("Partition selection (%s): epsilon = %g, delta = %g", p.Selection.Rule, p.Selection.Epsilon, p.Selection.Delta)
 	for _, a := range p.Aggregates {

@@ -149,7 +149,7 @@ func TestDocumentedRoles(t *testing.T) {
 	}
 	// Spends that would subtract, or that are no number, are refused by the function.
 	for _, cost := range [][2]any{{-1.0, 0.0}, {0.0, -1e-9}, {math.NaN(), 0.0}, {math.Inf(1), 0.0},
-		{0.1, 1.0}, {0.1, math.NaN()}, {nil, 0.0}, {0.1, nil}} {
+		{0.1, 1.5}, {0.1, math.NaN()}, {nil, 0.0}, {0.1, nil}} {
 		refused("22023", "SELECT * FROM dpsql.spend($1, $2, 'x')", cost[0], cost[1])
 	}
 	refused("22004", "SELECT * FROM dpsql.spend(0.1, 0, NULL)")

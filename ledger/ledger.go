@@ -71,9 +71,9 @@ func validTotal(b Budget, unlimited bool) error {
 }
 
 func validCost(c Budget) error {
-	if !finite(c.Epsilon) || !finite(c.Delta) || c.Epsilon < 0 || c.Delta < 0 || c.Delta >= 1 {
+	if !finite(c.Epsilon) || !finite(c.Delta) || c.Epsilon < 0 || c.Delta < 0 || c.Delta > 1 {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.InvalidParameterValue,
-			"invalid query cost epsilon=%g, delta=%g: epsilon must be finite and non-negative, delta in [0, 1)",
+			"invalid query cost epsilon=%g, delta=%g: epsilon must be finite and non-negative, delta in [0, 1]",
 			c.Epsilon, c.Delta)
 	}
 	return nil

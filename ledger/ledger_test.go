@@ -231,7 +231,7 @@ func TestValidation(t *testing.T) {
 	if err := l.SetTotal(ctx, Budget{Epsilon: math.Inf(1)}, true); err == nil {
 		t.Error("unlimited with infinite total accepted")
 	}
-	for _, c := range []Budget{{Epsilon: -1}, {Epsilon: math.NaN()}, {Epsilon: 1, Delta: 1}, {Epsilon: math.Inf(1)}} {
+	for _, c := range []Budget{{Epsilon: -1}, {Epsilon: math.NaN()}, {Epsilon: 1, Delta: 1.5}, {Epsilon: math.Inf(1)}} {
 		if _, err := l.Prepare(c, "q"); code(err) != sqlerr.InvalidParameterValue {
 			t.Errorf("Prepare(%v): %v", c, err)
 		}

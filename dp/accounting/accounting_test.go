@@ -83,7 +83,7 @@ func TestSplitErrors(t *testing.T) {
 	}{
 		{Budget{Epsilon: -1, Delta: 1e-5}, 1, nil, SplitOptions{}, "epsilon"},
 		{Budget{Epsilon: math.NaN(), Delta: 1e-5}, 1, nil, SplitOptions{}, "epsilon"},
-		{Budget{Epsilon: 1, Delta: 1}, 1, nil, SplitOptions{}, "delta"},
+		{Budget{Epsilon: 1, Delta: 1.5}, 1, nil, SplitOptions{}, "delta"},
 		{Budget{Epsilon: 1, Delta: 0}, 1, nil, SplitOptions{}, "partition selection needs delta"},
 		{Budget{Epsilon: 1, Delta: 0}, 1, nil, SplitOptions{GaussianNoise: true, PublicPartitions: true}, "Gaussian noise needs delta"},
 		{Budget{Epsilon: 1, Delta: 1e-5}, -1, nil, SplitOptions{}, "negative"},
@@ -170,12 +170,16 @@ func TestZCDP(t *testing.T) {
 }
 
 func TestBudgetValidate(t *testing.T) {
-	for _, b := range []Budget{{-1, 0}, {math.Inf(1), 0}, {1, -0.1}, {1, 1}, {1, math.NaN()}} {
+	for _, b := range []Budget{{-1, 0}, {math.Inf(1), 0}, {1, -0.1}, {1, 1.01}, {1, math.NaN()}} {
 		if err := b.Validate(); !errors.Is(err, ErrInvalidBudget) {
 			t.Errorf("%v: Validate = %v", b, err)
 		}
 	}
 	if err := (Budget{0, 0}).Validate(); err != nil {
 		t.Errorf("(0, 0) refused: %v", err)
+	}
+	// ZetaSQL's delta = 1 (release every group) is a valid cost; a budget below it refuses it.
+	if err := (Budget{1, 1}).Validate(); err != nil {
+		t.Errorf("(1, 1) refused: %v", err)
 	}
 }

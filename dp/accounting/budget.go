@@ -16,13 +16,13 @@ type Budget struct {
 var ErrInvalidBudget = errors.New("invalid privacy budget")
 
 // Validate checks that epsilon is finite and non-negative and delta is in
-// [0, 1).
+// [0, 1] (1 is ZetaSQL's "release every group": a budget below 1 refuses it).
 func (b Budget) Validate() error {
 	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon < 0 {
 		return fmt.Errorf("accounting: %w: epsilon is %v; it must be a finite number >= 0", ErrInvalidBudget, b.Epsilon)
 	}
-	if math.IsNaN(b.Delta) || b.Delta < 0 || b.Delta >= 1 {
-		return fmt.Errorf("accounting: %w: delta is %v; it must be in [0, 1)", ErrInvalidBudget, b.Delta)
+	if math.IsNaN(b.Delta) || b.Delta < 0 || b.Delta > 1 {
+		return fmt.Errorf("accounting: %w: delta is %v; it must be in [0, 1]", ErrInvalidBudget, b.Delta)
 	}
 	return nil
 }

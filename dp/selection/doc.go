@@ -8,7 +8,8 @@
 //   - LaplaceThreshold: keep if n + Laplace noise (scale kappa/epsilon) is at
 //     least tau = 1 - (kappa/epsilon) ln(2 - 2 (1-delta)^(1/kappa)) (Theorem
 //     12 of the thesis in /work/shared/reference; Wilson et al. 2019);
-//     NewLaplaceKThreshold takes ZetaSQL's k_threshold instead of delta.
+//     NewLaplaceKThreshold takes ZetaSQL's k_threshold instead of delta (keep
+//     when the noisy count rounded to an integer is at least k).
 //   - GaussianThreshold: keep if n + Gaussian noise is at least a threshold;
 //     half of delta calibrates the noise, half the threshold.
 //   - TruncatedGeometric: keep with probability pi_n, the optimal rule of
@@ -20,6 +21,7 @@
 //     the selection).
 //   - Public: the keys are public (declared by the data owner); keep all of
 //     them and spend nothing.
+//   - KeepAll: delta = 1, which protects nothing: keep every partition.
 //
 // # Guarantee
 //

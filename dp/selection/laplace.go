@@ -70,15 +70,55 @@ func NewLaplaceThreshold(p Params) (*LaplaceThreshold, error) {
 	return newLaplaceThreshold(p, LaplaceTau(p.Epsilon, p.Delta, p.L0), securerand.New())
 }
 
-// NewLaplaceKThreshold returns Laplace thresholding with ZetaSQL's
-// k_threshold given instead of delta; the delta it spends is
-// KThresholdToDelta(eps, k, l0).
+// KThresholdTau returns the threshold that ZetaSQL's k_threshold means: ZetaSQL keeps a
+// partition when its noisy unit count, an integer (the noisy value rounded to the nearest
+// integer), is at least k, that is when n + Laplace noise >= ceil(k) - 1/2.
+func KThresholdTau(k float64) float64 { return math.Ceil(k) - 0.5 }
+
+// KThresholdDelta returns the delta that ZetaSQL's k_threshold spends with Laplace
+// thresholding at (eps, kappa): a partition of one unit passes with probability
+// dp = P(1 + Lap(kappa/eps) >= KThresholdTau(k)), and the unit's kappa partitions with
+// 1 - (1-dp)^kappa. The result is in (0, 1]: a delta that underflows is reported as the
+// smallest positive float64 (an upper bound, never an error: a high k_threshold with a large
+// epsilon simply releases nothing small), and k <= 1 with a large epsilon costs delta = 1 (a
+// lone unit's partitions are released, as ZetaSQL does; the budget decides whether that may be
+// spent).
+func KThresholdDelta(eps, k float64, kappa int64) (float64, error) {
+	if err := checkEpsilon(eps); err != nil {
+		return 0, err
+	}
+	if err := checkL0(kappa); err != nil {
+		return 0, err
+	}
+	if math.IsNaN(k) || math.IsInf(k, 0) {
+		return 0, paramErr("k_threshold is %v; it must be a finite number", k)
+	}
+	t := (KThresholdTau(k) - 1) * eps / float64(kappa) // the gap in noise scales
+	var dp float64
+	if t >= 0 {
+		dp = 0.5 * math.Exp(-t)
+	} else {
+		dp = 1 - 0.5*math.Exp(t)
+	}
+	delta := -math.Expm1(float64(kappa) * math.Log1p(-dp))
+	if math.IsNaN(delta) || delta > 1 {
+		delta = 1
+	}
+	if !(delta > 0) {
+		delta = math.SmallestNonzeroFloat64
+	}
+	return delta, nil
+}
+
+// NewLaplaceKThreshold returns Laplace thresholding with ZetaSQL's k_threshold given instead
+// of delta: the threshold is KThresholdTau(k), and the delta it spends is
+// KThresholdDelta(eps, k, l0).
 func NewLaplaceKThreshold(eps float64, k float64, l0 int64) (*LaplaceThreshold, error) {
-	delta, err := KThresholdToDelta(eps, k, l0)
+	delta, err := KThresholdDelta(eps, k, l0)
 	if err != nil {
 		return nil, err
 	}
-	return newLaplaceThreshold(Params{Epsilon: eps, Delta: delta, L0: l0}, k, securerand.New())
+	return newLaplaceThreshold(Params{Epsilon: eps, Delta: delta, L0: l0}, KThresholdTau(k), securerand.New())
 }
 
 func newLaplaceThreshold(p Params, tau float64, src *securerand.Source) (*LaplaceThreshold, error) {
@@ -86,6 +126,13 @@ func newLaplaceThreshold(p Params, tau float64, src *securerand.Source) (*Laplac
 	grid, err := discrete.GridFor(b)
 	if err != nil {
 		return nil, paramErr("epsilon=%v, kappa=%d: %v", p.Epsilon, p.L0, err)
+	}
+	if e := coarsestExp(tau); e > grid.Exp {
+		// A threshold far above one count in noise scales (k_threshold=100 with epsilon=1e20)
+		// would be beyond 2^62 steps of the noise's own grid. A coarser grid is as private
+		// (the noise scale in steps shrinks with it; counts stay exact while the grid is at
+		// most 1) and keeps the threshold within range.
+		grid.Exp = e
 	}
 	// A unit moves each of its counts by 1, at most ceil(1/g) grid steps.
 	c := math.Nextafter(float64(p.L0)*grid.Steps(1), math.Inf(1))
@@ -106,6 +153,16 @@ func newLaplaceThreshold(p Params, tau float64, src *securerand.Source) (*Laplac
 	}, nil
 }
 
+// coarsestExp is the grid exponent below which |tau - 1| would span more than 2^52 steps.
+func coarsestExp(tau float64) int {
+	d := math.Abs(tau - 1)
+	if d == 0 || math.IsNaN(d) || math.IsInf(d, 0) {
+		return math.MinInt32
+	}
+	_, e := math.Frexp(d) // d < 2^e
+	return e - 52
+}
+
 // laplaceGridThreshold returns the threshold in grid steps: ceil(tau/g),
 // raised if needed so that a count of one passes with probability at most
 // dp under the exact discrete noise.
@@ -114,10 +171,12 @@ func laplaceGridThreshold(tau float64, grid discrete.Grid, dist discrete.Laplace
 	p := dist.P()
 	// Smallest m with P(Y >= m) <= dp, plus one step against rounding.
 	var m float64
+	// Logarithms of the factors, not of 1/(dp(1+p)): 1/dp overflows for a dp below 1/MaxFloat64
+	// (a k_threshold far above one count, whose delta underflows).
 	if dp*(1+p) < 1 {
-		m = math.Ceil(t*math.Log(1/(dp*(1+p)))) + 1
+		m = math.Ceil(t*(-math.Log(dp)-math.Log1p(p))) + 1
 	} else {
-		m = math.Ceil(1-t*math.Log(1/((1-dp)*(1+p)))) + 1
+		m = math.Ceil(1-t*(-math.Log1p(-dp)-math.Log1p(p))) + 1
 	}
 	k := math.Max(stepsAboveOne(tau, grid, one), m)
 	if math.IsNaN(k) || math.Abs(k) >= 1<<62 {

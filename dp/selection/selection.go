@@ -162,3 +162,25 @@ func (public) Name() string                      { return "public" }
 func (public) Describe() string {
 	return "public partitions: every declared key is released; no budget spent"
 }
+
+// keepAll keeps every partition it is given.
+type keepAll struct{ eps, delta float64 }
+
+// KeepAll returns the rule for delta = 1 (ZetaSQL accepts delta in [0, 1]): with delta = 1
+// nothing protects the existence of a partition, so every partition is released, including
+// an empty one (a query without GROUP BY over no rows). The caller charges (eps, 1).
+func KeepAll(eps, delta float64) Strategy { return keepAll{eps, delta} }
+
+func (k keepAll) Keep(n int64) (bool, error) {
+	if err := checkCount(n); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+func (keepAll) ProbabilityOfKeep(int64) float64   { return 1 }
+func (keepAll) UnitsForProbability(float64) int64 { return 0 }
+func (k keepAll) Cost() (epsilon, delta float64)  { return k.eps, k.delta }
+func (keepAll) Name() string                      { return "keep-all" }
+func (k keepAll) Describe() string {
+	return fmt.Sprintf("delta=%g: every group is released (nothing protects a group's existence)", k.delta)
+}

@@ -215,8 +215,8 @@ func TestLaplaceTau(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ks.Tau() != 20 {
-		t.Errorf("k_threshold strategy has tau %v, want 20", ks.Tau())
+	if ks.Tau() != 19.5 {
+		t.Errorf("k_threshold strategy has tau %v, want 19.5 (a noisy count that rounds to 20)", ks.Tau())
 	}
 	if _, d := ks.Cost(); d <= 0 || d >= 1e-3 {
 		t.Errorf("k_threshold 20 costs delta %v", d)
@@ -291,5 +291,41 @@ func TestHugeCounts(t *testing.T) {
 				t.Errorf("%s: ProbabilityOfKeep(%d) = %v", s.Name(), n, p)
 			}
 		}
+	}
+}
+
+// ZetaSQL's k_threshold: a group is kept when its noisy count rounded to an integer is at
+// least k. With a huge epsilon that is exact: k units pass, k-1 do not, for any k, and the
+// delta it costs may underflow (reported as the smallest positive float64) or be 1.
+func TestKThresholdZetaSQL(t *testing.T) {
+	for _, k := range []float64{1, 2, 3, 10, 100, 1e6} {
+		s, err := NewLaplaceKThreshold(5e19, k, 1)
+		if err != nil {
+			t.Fatalf("k_threshold=%v with epsilon 5e19: %v", k, err)
+		}
+		if p := s.ProbabilityOfKeep(int64(k)); p < 1-1e-9 {
+			t.Errorf("k_threshold=%v: a group of %v units kept with probability %v, want 1", k, k, p)
+		}
+		if p := s.ProbabilityOfKeep(int64(k) - 1); p > 1e-9 {
+			t.Errorf("k_threshold=%v: a group of %v units kept with probability %v, want 0", k, k-1, p)
+		}
+		if _, d := s.Cost(); !(d > 0 && d <= 1) {
+			t.Errorf("k_threshold=%v: delta %v", k, d)
+		}
+	}
+	if d, err := KThresholdDelta(1e20, 1, 1); err != nil || d != 1 {
+		t.Errorf("k_threshold=1 at epsilon 1e20: delta %v, %v; want 1", d, err)
+	}
+	if d, err := KThresholdDelta(1e20, 100, 1); err != nil || d != math.SmallestNonzeroFloat64 {
+		t.Errorf("k_threshold=100 at epsilon 1e20: delta %v, %v; want the smallest positive float64", d, err)
+	}
+	// At a moderate epsilon the charged delta is what a lone unit's group costs under the
+	// noise actually used (never less).
+	s, err := NewLaplaceKThreshold(1, 5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, d := s.Cost(); s.ProbabilityOfKeep(1) > 1-math.Sqrt(1-d)+1e-12 {
+		t.Errorf("a lone unit's group passes with %v, more than delta %v allows over kappa 2", s.ProbabilityOfKeep(1), d)
 	}
 }

@@ -34,6 +34,7 @@ const (
 	RulePublicGroups        = "public-groups-come-from-a-public-relation"
 	RuleDistinctNames       = "distinct-column-names-over-private-data"
 	RuleReservedName        = "names-do-not-shadow-the-engine"
+	RuleBoundedGroups       = "contributions-bounded-across-groups"
 )
 
 // Analyze checks one statement of an analyst against the catalog. It returns a *Query for

@@ -29,7 +29,11 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 	if err := a.ctes(q.With, e, ctxFrom); err != nil {
 		return nil, err
 	}
-	sc, fr, err := a.fromClause(s.From, e, ctxFrom)
+	from := s.From
+	if opts.PublicGroups {
+		from = a.publicGroupsJoin(from, e)
+	}
+	sc, fr, err := a.fromClause(from, e, ctxFrom)
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +68,16 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 	if s.Qualify != nil || len(s.Windows) > 0 {
 		return nil, sqlerr.Privacy(s.Span().Start, RuleNoWindow, "QUALIFY and WINDOW are not allowed in an anonymized query", "")
 	}
-	out := &Query{Options: opts, With: q.With, From: s.From, Where: s.Where, Unit: unit, Node: s,
+	out := &Query{Options: opts, With: q.With, From: from, Where: s.Where, Unit: unit, Node: s,
 		Limit: q.Limit, Offset: q.Offset}
 	b := &anonBuilder{a: a, q: out, sc: sc, env: inner, s: s}
 	if err := b.keys(); err != nil {
 		return nil, err
+	}
+	if out.Options.UnboundedGroups && len(out.Keys) == 0 {
+		// Without GROUP BY every unit reaches the one group: kappa = 1 bounds nothing away, so
+		// ZetaSQL's unbounded contributions are exactly kappa = 1, with its guarantee.
+		out.Options.UnboundedGroups, out.Options.Kappa = false, 1
 	}
 	if opts.PublicGroups {
 		if err := b.publicDomain(); err != nil {
@@ -486,8 +495,9 @@ func hasAnyAggregate(x ast.Expr, syntax ast.AnonSyntax) bool {
 // of one public relation of the FROM, whose distinct key values are then the released groups.
 func (b *anonBuilder) publicDomain() error {
 	if len(b.q.Keys) == 0 {
-		return sqlerr.Privacy(b.s.Anon.Span().Start, RulePublicGroups,
-			"group_selection_strategy=PUBLIC_GROUPS needs GROUP BY keys from a public relation", "group by columns of a public relation")
+		// No GROUP BY: the one group exists whatever the data, so it is public (ZetaSQL
+		// releases it too). Selection is skipped, and the row is released even over no rows.
+		return nil
 	}
 	var src *item
 	for _, k := range b.q.Keys {
@@ -506,6 +516,41 @@ func (b *anonBuilder) publicDomain() error {
 	}
 	b.q.Domain = src.node
 	return nil
+}
+
+// publicGroupsJoin accepts ZetaSQL's spelling of public groups,
+//
+//	FROM private RIGHT OUTER JOIN (SELECT DISTINCT k FROM public) USING (k)
+//
+// (or public LEFT OUTER JOIN private): the outer join keeps the public groups that have no
+// private rows. With PUBLIC_GROUPS every key of the public relation is released anyway, so
+// the outer join is equivalent to an inner join with the public relation on the preserved
+// side; ZetaSQL's rewriter makes the same change. That inner join is returned (with the
+// public side on the left, so that a USING column is the public relation's), and the usual
+// rules then apply to it: the keys must be columns of that public relation, and private rows
+// reach the aggregation only through it. A join whose preserved side is not public is
+// returned unchanged (and judged as written).
+func (a *analyzer) publicGroupsJoin(from []ast.TableExpr, e *env) []ast.TableExpr {
+	if len(from) != 1 {
+		return from
+	}
+	j, ok := from[0].(*ast.Join)
+	if !ok || (j.Kind != ast.RightJoin && j.Kind != ast.LeftJoin) {
+		return from
+	}
+	kept, other := j.Left, j.Right
+	if j.Kind == ast.RightJoin {
+		kept, other = j.Right, j.Left
+	}
+	res, err := a.tableExpr(kept, e, ctxFrom)
+	if err != nil || res.private {
+		return from
+	}
+	inner := *j
+	inner.Kind, inner.Left, inner.Right = ast.InnerJoin, kept, other
+	// The written join is replaced (never printed); its parts are checked as parts of inner.
+	a.mark(j)
+	return []ast.TableExpr{&inner}
 }
 
 // declaredDomains uses the owner's public domains when every key is a column that has one:

@@ -10,14 +10,24 @@ import (
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
-// parseOptions validates the anonymization clause's options. The rules, and why:
-//   - epsilon is required, finite and > 0: it is the privacy loss;
-//   - exactly one of delta (in [0, 1)) and k_threshold (>= 1) is required: partition
-//     selection needs one of them (delta is preferred, k_threshold is converted to it);
-//   - kappa / max_groups_contributed is a positive integer; it is required in the
-//     ANONYMIZATION syntax (ZetaSQL recommends engines require it: without it one user's
-//     influence is unbounded) and defaults to 1 in the DIFFERENTIAL_PRIVACY syntax, as in
+// parseOptions validates the anonymization clause's options. Option names are case-insensitive
+// (EPSILON, Delta); word values may be written as identifiers (group_selection_strategy =
+// PUBLIC_GROUPS) or strings. The rules, and why:
+//   - epsilon is required, non-NULL, finite and > 0: it is the privacy loss;
+//   - exactly one of delta (in [0, 1], as in ZetaSQL; the budget decides what may be spent) and
+//     k_threshold (>= 1) is required: partition selection needs one of them. k_threshold has
+//     ZetaSQL's meaning: a group is released when its noisy unit count, rounded to an integer,
+//     is at least k_threshold; the delta that costs is derived and charged (rewrite);
+//   - kappa / max_groups_contributed is a positive integer. Left out in the ANONYMIZATION
+//     syntax, or given as NULL in either syntax, it means what it means in ZetaSQL's reference
+//     implementation: contributions across groups are not bounded (Options.UnboundedGroups).
+//     That is exact and safe with no GROUP BY (a unit then reaches one group, kappa = 1);
+//     with GROUP BY it gives no privacy guarantee, so the engine allows it only when the data
+//     owner lifted the budget (SET BUDGET UNLIMITED, test data) and refuses it otherwise. In the
+//     DIFFERENTIAL_PRIVACY syntax a missing max_groups_contributed defaults to 1, as in
 //     GoogleSQL;
+//   - min_privacy_units_per_group cannot be combined with k_threshold (ZetaSQL refuses it: two
+//     thresholds would apply) nor with PUBLIC_GROUPS (no group is thresholded);
 //   - max_rows_contributed is mutually exclusive with kappa;
 //   - kappa and max_rows_contributed are at most MaxContributions, so that every backend can
 //     run the query (see there): a limit the database would only hit while reading the data
@@ -41,11 +51,20 @@ func parseOptions(c *ast.AnonClause) (Options, *ast.Ident, error) {
 		var err error
 		switch name {
 		case "epsilon":
+			if isNull(opt.Value) {
+				err = optErr(opt, "option EPSILON must be set and non-NULL", "for example epsilon=1 (smaller: more privacy, more noise)")
+				break
+			}
 			o.Epsilon, err = positiveFinite(opt)
 		case "delta":
+			if isNull(opt.Value) {
+				err = optErr(opt, "option DELTA must be non-NULL", "for example delta=1e-5, below 1/(number of users)")
+				break
+			}
 			o.Delta, err = number(opt)
-			if err == nil && (o.Delta < 0 || o.Delta >= 1 || math.IsNaN(o.Delta)) {
-				err = optErr(opt, "delta must be in [0, 1)", "a typical delta is 1e-5 or less; below 1/(number of users)")
+			if err == nil && !(o.Delta >= 0 && o.Delta <= 1) {
+				err = optErr(opt, fmt.Sprintf("delta must be in the inclusive interval [0, 1], but is %s", optNum(o.Delta)),
+					"a typical delta is 1e-5 or less; below 1/(number of users)")
 			}
 			o.HasDelta = true
 		case "k_threshold":
@@ -55,6 +74,10 @@ func parseOptions(c *ast.AnonClause) (Options, *ast.Ident, error) {
 			}
 		case "kappa", "max_groups_contributed":
 			kappaOpt = opt
+			if isNull(opt.Value) {
+				o.UnboundedGroups = true
+				break
+			}
 			o.Kappa, err = contributions(opt)
 		case "max_rows_contributed":
 			o.MaxRowsContributed, err = contributions(opt)
@@ -110,30 +133,75 @@ func parseOptions(c *ast.AnonClause) (Options, *ast.Ident, error) {
 	}
 	pos := c.Span().Start
 	if seen["epsilon"] == nil {
-		return o, nil, sqlerr.New(pos, sqlerr.InvalidParameterValue, "the anonymization clause needs epsilon").
+		return o, nil, sqlerr.New(pos, sqlerr.InvalidParameterValue, "the anonymization clause needs epsilon: option EPSILON must be set and non-NULL").
 			WithHint("add OPTIONS(epsilon=1, delta=1e-5, kappa=1) (smaller epsilon: more privacy, more noise)")
+	}
+	if m := seen["min_privacy_units_per_group"]; m != nil {
+		if k := seen["k_threshold"]; k != nil {
+			return o, nil, sqlerr.New(m.Span().Start, sqlerr.InvalidParameterValue,
+				"the options min_privacy_units_per_group and k_threshold cannot be specified simultaneously").
+				WithHint("give delta with min_privacy_units_per_group, or k_threshold alone")
+		}
+		if o.PublicGroups {
+			return o, nil, sqlerr.New(m.Span().Start, sqlerr.InvalidParameterValue,
+				"the min_privacy_units_per_group option must not be specified if group_selection_strategy=PUBLIC_GROUPS").
+				WithHint("public groups are all released, none is thresholded: drop min_privacy_units_per_group")
+		}
 	}
 	if o.HasDelta && o.KThreshold > 0 {
 		return o, nil, sqlerr.New(seen["k_threshold"].Span().Start, sqlerr.InvalidParameterValue,
 			"delta and k_threshold are mutually exclusive").WithHint("give delta only (preferred)")
 	}
 	if !o.HasDelta && o.KThreshold == 0 {
-		return o, nil, sqlerr.New(pos, sqlerr.InvalidParameterValue, "the anonymization clause needs delta (or k_threshold)").
+		msg := "the anonymization clause needs delta or k_threshold (option DELTA or K_THRESHOLD must be set)"
+		if c.Syntax == ast.DifferentialPrivacy {
+			msg = "the differential privacy clause needs delta (option DELTA must be set)"
+		}
+		return o, nil, sqlerr.New(pos, sqlerr.InvalidParameterValue, "%s", msg).
 			WithHint("add delta=1e-5 (the probability that a group of one user is released); it must be below 1/(number of users)")
 	}
 	if o.Kappa > 0 && o.MaxRowsContributed > 0 {
 		return o, nil, sqlerr.New(kappaOpt.Span().Start, sqlerr.InvalidParameterValue,
 			"kappa (max_groups_contributed) and max_rows_contributed are mutually exclusive").WithHint("give one of them")
 	}
-	if o.Kappa == 0 && o.MaxRowsContributed == 0 {
+	if o.UnboundedGroups && o.MaxRowsContributed > 0 {
+		// max_rows_contributed bounds every contribution: a NULL kappa beside it adds nothing.
+		o.UnboundedGroups = false
+	}
+	if o.Kappa == 0 && o.MaxRowsContributed == 0 && !o.UnboundedGroups {
 		if c.Syntax == ast.Anonymization {
-			return o, nil, sqlerr.New(pos, sqlerr.InvalidParameterValue,
-				"the anonymization clause needs kappa, the number of groups one user may contribute to").
-				WithHint("add kappa=1 if each user belongs to one group; a larger kappa keeps more of each user's data but adds more noise")
+			o.UnboundedGroups = true
+		} else {
+			o.Kappa = 1
 		}
-		o.Kappa = 1
 	}
 	return o, unitCol, nil
+}
+
+// isNull reports whether x is NULL or a cast of NULL.
+func isNull(x ast.Expr) bool {
+	switch x := x.(type) {
+	case *ast.Literal:
+		return x.Kind == ast.NullLit
+	case *ast.Paren:
+		return isNull(x.X)
+	case *ast.Cast:
+		return isNull(x.X)
+	}
+	return false
+}
+
+// optNum prints an option's value as ZetaSQL's messages do (inf, -inf, nan).
+func optNum(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	case math.IsNaN(v):
+		return "nan"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 func optErr(opt *ast.Option, msg, hint string) error {
@@ -154,7 +222,8 @@ func positiveFinite(opt *ast.Option) (float64, error) {
 		return 0, err
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
-		return 0, optErr(opt, fmt.Sprintf("%s must be finite and greater than 0", opt.Name.Name), "")
+		return 0, optErr(opt, fmt.Sprintf("%s must be finite and positive, but is %s", opt.Name.Name, optNum(v)),
+			"epsilon=1e20 already gives noise-free results for test data")
 	}
 	return v, nil
 }
@@ -235,6 +304,19 @@ func constNumber(x ast.Expr) (float64, error) {
 			return v, nil
 		}
 	case *ast.Cast:
+		// CAST('inf' AS DOUBLE), CAST('nan' AS FLOAT64): the special values, so that they are
+		// refused with the option's own rule rather than as "not a number".
+		if l, ok := x.X.(*ast.Literal); ok && l.Kind == ast.StringLit {
+			switch strings.ToLower(strings.TrimSpace(l.Text)) {
+			case "inf", "+inf", "infinity", "+infinity":
+				return math.Inf(1), nil
+			case "-inf", "-infinity":
+				return math.Inf(-1), nil
+			case "nan", "+nan", "-nan":
+				return math.NaN(), nil
+			}
+			return strconv.ParseFloat(strings.TrimSpace(l.Text), 64)
+		}
 		return constNumber(x.X)
 	case *ast.Binary:
 		l, err := constNumber(x.L)

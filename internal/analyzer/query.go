@@ -110,6 +110,15 @@ type Options struct {
 	// Kappa is the maximum number of groups one unit contributes to
 	// (kappa, max_groups_contributed).
 	Kappa int64
+	// UnboundedGroups is set when kappa was left out (ANONYMIZATION syntax) or given as NULL:
+	// ZetaSQL's reference implementation then does not bound how many groups a unit
+	// contributes to. The analyzer sets Kappa = 1 instead when the query has no GROUP BY key
+	// (a unit reaches one group: exact); otherwise the engine allows the query only when the
+	// data owner lifted the budget (SET BUDGET UNLIMITED), by setting UnboundedAllowed.
+	UnboundedGroups bool
+	// UnboundedAllowed is set by the engine, from the owner's public configuration only, when
+	// UnboundedGroups may run; the rewrite refuses UnboundedGroups without it.
+	UnboundedAllowed bool
 	// MaxRowsContributed bounds the rows one unit contributes in all (ZetaSQL's
 	// max_rows_contributed); 0 when not given. Mutually exclusive with Kappa.
 	MaxRowsContributed int64

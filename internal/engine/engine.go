@@ -373,6 +373,16 @@ func rowsResult(cols, types []string, values [][]any) *Result {
 // prepare plans an analyzed anonymized query and binds it (reading no rows): the rewrite,
 // the mechanisms, the key and value types. It returns the query's cost.
 func (e *Engine) prepare(ctx context.Context, q *analyzer.Query) (*exec.Prepared, ledger.Budget, error) {
+	if q.Options.UnboundedGroups {
+		// Unbounded contributions (a NULL or missing kappa) only where the owner lifted the
+		// budget: a decision on public configuration, never on data. The ledger is asked again
+		// when the charge is committed.
+		st, err := e.ledger.Status(ctx)
+		if err != nil {
+			return nil, ledger.Budget{}, err
+		}
+		q.Options.UnboundedAllowed = st.Unlimited
+	}
 	p, err := rewrite.Rewrite(q)
 	if err != nil {
 		return nil, ledger.Budget{}, err
@@ -433,6 +443,11 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 		}
 		return nil, err
 	}
+	if p.Unbounded && !st.Unlimited {
+		// The owner set a budget between the check and the charge: no private row was read.
+		return nil, sqlerr.Privacy(q.Options.Pos, analyzer.RuleBoundedGroups,
+			"the data owner set a budget: contributions across groups must be bounded", "add kappa=1")
+	}
 	res, err := run(ctx, prep, e.b)
 	if err != nil {
 		return nil, e.failedAfterData(q, cost, err)
@@ -465,7 +480,11 @@ func explainResult(prep *exec.Prepared, cost ledger.Budget) *Result {
 	p := prep.Plan
 	var lines []string
 	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
-	add("Anonymized aggregation (%d group keys, %d aggregates), kappa = %d", len(p.Query.Keys), len(p.Aggregates), p.Kappa)
+	if p.Unbounded {
+		add("Anonymized aggregation (%d group keys, %d aggregates), kappa = NULL: contributions across groups not bounded (SET BUDGET UNLIMITED; no privacy guarantee)", len(p.Query.Keys), len(p.Aggregates))
+	} else {
+		add("Anonymized aggregation (%d group keys, %d aggregates), kappa = %d", len(p.Query.Keys), len(p.Aggregates), p.Kappa)
+	}
 	add("Budget charged when run, before the data is read: %s", cost)
 	add("Partition selection (%s): epsilon = %g, delta = %g", p.Selection.Rule, p.Selection.Epsilon, p.Selection.Delta)
 	for _, a := range p.Aggregates {

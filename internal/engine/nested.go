@@ -72,6 +72,13 @@ func (e *Engine) nested(ctx context.Context, n *analyzer.Nested, text string, ex
 		}
 		return nil, err
 	}
+	for i, prep := range preps {
+		if prep.Plan.Unbounded && !st.Unlimited {
+			// The owner set a budget between the check and the charge: no private row was read.
+			return nil, sqlerr.Privacy(n.Parts[i].Query.Options.Pos, analyzer.RuleBoundedGroups,
+				"the data owner set a budget: contributions across groups must be bounded", "add kappa=1")
+		}
+	}
 	released := map[ast.Node]string{}
 	for i, prep := range preps {
 		res, err := run(ctx, prep, e.b)

@@ -44,14 +44,29 @@ func (Secure) Bounds(a *plan.Aggregate, s agg.BoundsSummary) (agg.BoundsReport, 
 	return secureBounds(a, s)
 }
 
+// keepAll is the selection rule of delta = 1 (selection.KeepAll).
+const keepAll plan.SelectionRule = "keep-all"
+
 // NewSelection makes the dp/selection rule of a plan.
 func NewSelection(s plan.Selection) (selection.Strategy, error) {
 	params := selection.Params{Epsilon: s.Epsilon, Delta: s.Delta, L0: s.Kappa}
 	var st selection.Strategy
 	var err error
-	switch s.Rule {
+	rule := s.Rule
+	if s.Delta >= 1 && s.KThreshold == 0 && rule != plan.PublicGroups {
+		rule = keepAll // delta = 1 protects nothing: every group is released
+	}
+	switch rule {
+	case keepAll:
+		st = selection.KeepAll(s.Epsilon, s.Delta)
 	case plan.PublicGroups:
 		return selection.Public(), nil
+	case plan.LaplaceThreshold:
+		if s.KThreshold > 0 {
+			st, err = selection.NewLaplaceKThreshold(s.Epsilon, s.KThreshold, s.Kappa)
+		} else {
+			st, err = selection.NewLaplaceThreshold(params)
+		}
 	case plan.GaussianThreshold:
 		st, err = selection.NewGaussianThreshold(params)
 	case plan.TruncatedGeometric:

@@ -549,3 +549,57 @@ func TestLeakQuantileReportOnOneUnit(t *testing.T) {
 		}
 	})
 }
+
+// [issue 15] ZetaSQL's option domains. A missing or NULL kappa leaves contributions across
+// groups unbounded: under a budget it is refused before anything is read, identically with
+// and without the target (without GROUP BY, kappa = 1 is exact and the query runs). delta = 1
+// and a k_threshold of 1 at a large epsilon cost delta 1, which the budget refuses; a
+// k_threshold far above one unit never releases the target's own group, and what it charges
+// depends on the options only.
+func TestLeakZetaSQLOptionDomains(t *testing.T) {
+	backends(t, func(t *testing.T, w *world) {
+		for _, q := range []string{
+			anon("epsilon=1, delta=1e-6") + ` name, ANON_COUNT(*, 1) AS n FROM people GROUP BY name`,
+			anon("epsilon=1, delta=1e-6, kappa=NULL") + ` name, ANON_COUNT(*, 1) AS n FROM people GROUP BY name`,
+			`SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1, delta=1e-6, max_groups_contributed=NULL) name, COUNT(*) AS n FROM people GROUP BY name`,
+		} {
+			t.Run("unbounded", func(t *testing.T) { w.check(t, attack{q: q, refused: true}) })
+		}
+		t.Run("no group by", func(t *testing.T) {
+			w.check(t, attack{q: anon("epsilon=1, delta=1e-6") + ` ANON_COUNT(*, 1) AS n FROM people WHERE uid = 7 OR uid = 8`,
+				release: counts(nil, "n")})
+		})
+		for _, q := range []string{
+			anon("epsilon=1, delta=1, kappa=1") + ` name, ANON_COUNT(*, 1) AS n FROM people GROUP BY name`,
+			anon("epsilon=1e20, k_threshold=1, kappa=1") + ` name, ANON_COUNT(*, 1) AS n FROM people GROUP BY name`,
+		} {
+			t.Run("delta 1", func(t *testing.T) { w.check(t, attack{q: q, overBudget: true}) })
+		}
+		t.Run("k_threshold", func(t *testing.T) {
+			w.check(t, attack{q: anon("epsilon=1000, k_threshold=2, kappa=1") + ` name, ANON_COUNT(*, 1) AS n FROM people GROUP BY name`,
+				release: counts([]string{"name"}, "n")})
+		})
+	})
+}
+
+// [issue 15] Public groups in ZetaSQL's spelling, private RIGHT OUTER JOIN (SELECT DISTINCT k
+// FROM public) USING (k): the preserved side must be public. Keys read from the private view,
+// directly or through a CTE, are refused as before; public keys release no key of the
+// target's (its city is not a public one).
+func TestLeakPublicGroupsOuterJoin(t *testing.T) {
+	backends(t, func(t *testing.T, w *world) {
+		opts := "epsilon=1, delta=1e-6, kappa=1, group_selection_strategy=PUBLIC_GROUPS"
+		for _, q := range []string{
+			anon(opts) + ` name, ANON_COUNT(*, 1) AS n FROM people RIGHT OUTER JOIN (SELECT DISTINCT name FROM people) USING (name) GROUP BY name`,
+			`WITH v AS (SELECT uid, name FROM people) ` + anon(opts) + ` name, ANON_COUNT(*, 1) AS n FROM people RIGHT OUTER JOIN (SELECT DISTINCT name FROM v) USING (name) GROUP BY name`,
+			anon(opts) + ` x.name, ANON_COUNT(*, 1) AS n FROM (SELECT DISTINCT name FROM people WHERE uid = 7) AS x LEFT OUTER JOIN people ON people.name = x.name GROUP BY x.name`,
+			anon(opts) + ` name, ANON_COUNT(*, 1) AS n FROM people RIGHT OUTER JOIN (SELECT DISTINCT c AS name FROM ch WHERE EXISTS (SELECT 1 FROM people p WHERE p.uid = 7)) USING (name) GROUP BY name`,
+		} {
+			t.Run("private keys", func(t *testing.T) { w.check(t, attack{q: q, refused: true}) })
+		}
+		t.Run("public keys", func(t *testing.T) {
+			w.check(t, attack{q: anon(opts) + ` city, ANON_COUNT(*, 1) AS n FROM people RIGHT OUTER JOIN (SELECT DISTINCT city FROM cities) USING (city) GROUP BY city`,
+				release: counts([]string{"city"}, "n")})
+		})
+	})
+}

@@ -20,6 +20,11 @@ type Plan struct {
 	Seed int64
 	// Kappa is the maximum number of groups a unit contributes to.
 	Kappa int64
+	// Unbounded says contributions across groups are not bounded (a NULL or missing kappa,
+	// ZetaSQL's meaning, allowed by the owner's SET BUDGET UNLIMITED only): the stage keeps
+	// every group of every unit, and the mechanisms are calibrated for Kappa = 1, as in
+	// ZetaSQL's reference implementation. There is then no privacy guarantee.
+	Unbounded bool
 	// MaxRows, when > 0, is max_rows_contributed: instead of kappa groups with one
 	// per-unit value each, every unit keeps at most MaxRows of its rows, chosen at random,
 	// and values are clamped per row (Kappa is then MaxRows: a unit reaches at most that
@@ -69,6 +74,10 @@ type Selection struct {
 	Epsilon float64
 	Delta   float64
 	Kappa   int64
+	// KThreshold, when > 0, is ZetaSQL's k_threshold: with Laplace thresholding a group is
+	// released when its noisy unit count rounded to an integer reaches it (Delta is then the
+	// delta that costs, selection.KThresholdDelta).
+	KThreshold float64
 	// MinUnits raises the release threshold so that groups with fewer units are (almost)
 	// never released (min_privacy_units_per_group); 0 when not asked.
 	MinUnits int64

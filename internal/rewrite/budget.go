@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"errors"
+	"math"
 
 	"github.com/dpsql/dpsql/dp/accounting"
 	"github.com/dpsql/dpsql/dp/noise"
@@ -16,7 +17,9 @@ import (
 // group_selection_epsilon are honoured first and the rest is shared equally; implicit bounds
 // take half of their aggregate's share. Delta goes to selection with Laplace noise, and is
 // shared like epsilon with Gaussian noise. With k_threshold instead of delta, delta is derived
-// from the threshold (Theorem 12 solved for delta) with selection's epsilon, and charged.
+// from the threshold with selection's epsilon (selection.KThresholdDelta: ZetaSQL's meaning,
+// a rounded noisy count of at least k), and charged; it may be 1 (k_threshold=1 with a large
+// epsilon), which only a budget of delta 1 or SET BUDGET UNLIMITED can pay.
 func budgetSplit(p *plan.Plan) error {
 	o := p.Query.Options
 	public := p.Selection.Rule == plan.PublicGroups
@@ -38,35 +41,44 @@ func budgetSplit(p *plan.Plan) error {
 		if err != nil {
 			return splitError(o.Pos, err)
 		}
-		d, err := selection.KThresholdToDelta(s.Selection.Epsilon, o.KThreshold, p.Kappa)
+		d, err := selection.KThresholdDelta(s.Selection.Epsilon, o.KThreshold, p.Kappa)
 		if err != nil {
 			return sqlerr.New(o.Pos, sqlerr.InvalidParameterValue, "k_threshold=%g: %v", o.KThreshold, err)
 		}
 		if gaussian {
-			d *= float64(n + 1) // selection's share of delta must be the derived one
+			d = math.Min(1, d*float64(n+1)) // selection's share of delta must be the derived one
 		}
 		total.Delta = d
+		p.Selection.KThreshold = o.KThreshold
 	}
 	s, err := accounting.ZetaSQLSplit(total, n, implicit, opts)
 	if err != nil {
 		return splitError(o.Pos, err)
 	}
 	if !public {
-		p.Selection.Epsilon, p.Selection.Delta = s.Selection.Epsilon, s.Selection.Delta
+		p.Selection.Epsilon, p.Selection.Delta = usable(s.Selection.Epsilon), s.Selection.Delta
 	}
 	for i, a := range p.Aggregates {
 		sh := s.Aggregations[i]
-		a.Epsilon, a.Delta, a.BoundsEpsilon = sh.Noise.Epsilon, sh.Noise.Delta, sh.Bounds.Epsilon
+		a.Epsilon, a.Delta, a.BoundsEpsilon = usable(sh.Noise.Epsilon), sh.Noise.Delta, usable(sh.Bounds.Epsilon)
 	}
 	p.Cost = plan.Budget{Epsilon: total.Epsilon, Delta: total.Delta}
 	return nil
 }
 
+// MaxMechanismEpsilon is the largest epsilon a mechanism is given. ZetaSQL accepts any finite
+// epsilon (its tests use 1e308); noise scales below about 1e-296 have no float64 grid, so a
+// larger share is used as this one: more noise than asked (negligible: the scale is at most
+// bound/1e100), never less, while the query is charged what it asked.
+const MaxMechanismEpsilon = 1e100
+
+func usable(eps float64) float64 { return math.Min(eps, MaxMechanismEpsilon) }
+
 func splitError(pos sqlerr.Pos, err error) error {
 	var oc *accounting.OverConsumptionError
 	if errors.As(err, &oc) {
 		return sqlerr.New(pos, sqlerr.InvalidParameterValue,
-			"the per-aggregate epsilons (%g in all) over-consume the query's epsilon %g", oc.Requested.Epsilon, oc.Total.Epsilon).
+			"epsilon overconsumption: the per-aggregate epsilons (%g in all) exceed the query's epsilon %g", oc.Requested.Epsilon, oc.Total.Epsilon).
 			WithHint("raise epsilon in OPTIONS, or lower the epsilon => arguments so that the parts without one get a share")
 	}
 	if errors.Is(err, accounting.ErrInvalidBudget) {

@@ -27,6 +27,14 @@ type pass struct {
 // Rewrite builds the plan of an analyzed anonymized query.
 func Rewrite(q *analyzer.Query) (*plan.Plan, error) {
 	p := &plan.Plan{Query: q, Kappa: q.Options.Kappa, ConfidenceLevel: q.Options.ConfidenceLevel}
+	if q.Options.UnboundedGroups {
+		if !q.Options.UnboundedAllowed {
+			return nil, sqlerr.Privacy(q.Options.Pos, analyzer.RuleBoundedGroups,
+				"without kappa (max_groups_contributed) one privacy unit could contribute to every group, which no epsilon protects; the data owner allows that only on test data (SET BUDGET UNLIMITED)",
+				"add kappa=1 (max_groups_contributed=1 in the DIFFERENTIAL_PRIVACY syntax), or the number of groups one unit really needs")
+		}
+		p.Kappa, p.Unbounded = 1, true
+	}
 	for _, ps := range []pass{
 		{"aggregates", aggregates},
 		{"mechanisms", mechanisms},

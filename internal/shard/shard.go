@@ -57,6 +57,11 @@ type Agg struct {
 // sqlgen.Stage).
 func NewSpec(p *plan.Plan, histogram, scaleExp, numBins int) (*Spec, error) {
 	s := &Spec{Kappa: p.Kappa, Keys: len(p.Query.Keys), Histogram: histogram, ScaleExp: scaleExp, NumBins: numBins}
+	if p.Unbounded {
+		// A NULL kappa (plan.Plan.Unbounded, test data only): every group of every unit is
+		// kept, in the shards (sqlgen's prefix) and in the merge.
+		s.Kappa = math.MaxInt64
+	}
 	if p.MaxRows > 0 {
 		s.Rows, s.Kappa = true, p.MaxRows
 	}

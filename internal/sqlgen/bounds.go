@@ -109,6 +109,11 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 	group := strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", ")
 	from := writeRanks(b, p, d, keys, append([]string{"_dp_uid"}, keys...), values, "_dp_rows")
 	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + from + "\n  GROUP BY " + group + "\n),\n")
+	if p.Unbounded {
+		// A NULL kappa (plan.Plan.Unbounded): every group of every unit is kept.
+		b.WriteString("_dp_bounded AS (\n  SELECT * FROM _dp_per_unit\n)")
+		return keys
+	}
 	b.WriteString("_dp_bounded AS (\n" + boundContributions(d, keys, p.Kappa, p.Seed) + "\n)")
 	return keys
 }
@@ -176,7 +181,7 @@ func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, v
 // UsesPrefilter reports whether the stage of p would bound contributions with the prefilter
 // (before per-unit aggregation), which pays off only when many units exceed kappa.
 func UsesPrefilter(p *plan.Plan, d backend.Dialect) bool {
-	return d == backend.DuckDB && p.MaxRows == 0 && p.Kappa <= maxPrefilterKappa && !p.Window
+	return d == backend.DuckDB && p.MaxRows == 0 && !p.Unbounded && p.Kappa <= maxPrefilterKappa && !p.Window
 }
 
 // ShapeStats prints a query over a 1/64 sample of the units (by hash) that returns the sampled

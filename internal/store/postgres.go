@@ -38,6 +38,10 @@ BEGIN
 	IF total = 'NaN'::DOUBLE PRECISION OR spent = 'NaN'::DOUBLE PRECISION OR cost = 'NaN'::DOUBLE PRECISION THEN
 		RETURN FALSE;
 	END IF;
+	IF cost > 1.7976931348623157e308 - spent THEN
+		-- spent + cost would overflow (PostgreSQL raises): no finite total holds it.
+		RETURN FALSE;
+	END IF;
 	used := spent + cost;
 	IF used <= total THEN
 		RETURN TRUE;
@@ -61,7 +65,7 @@ END
 `
 
 // spendBody is dpsql.spend: it validates the cost (finite, non-negative epsilon; delta in
-// [0, 1); NULL is invalid), locks the budget row, and records the charge only if the budget is
+// [0, 1], as ledger.Prepare; NULL is invalid), locks the budget row, and records the charge only if the budget is
 // set and either unlimited or the cost fits what remains (dpsql.fits, the ledger's rule). It
 // returns whether it recorded the charge and the budget as it was before the charge, so that
 // dpsql can word a refusal exactly as ledger.Allow does. It can only add: spent totals grow by
@@ -71,8 +75,8 @@ DECLARE
 	b dpsql.budget%ROWTYPE;
 BEGIN
 	IF NOT COALESCE(cost_epsilon >= 0 AND cost_epsilon < 'Infinity'::DOUBLE PRECISION
-			AND cost_delta >= 0 AND cost_delta < 1, FALSE) THEN
-		RAISE EXCEPTION 'invalid query cost epsilon=%, delta=%: epsilon must be finite and non-negative, delta in [0, 1)',
+			AND cost_delta >= 0 AND cost_delta <= 1, FALSE) THEN
+		RAISE EXCEPTION 'invalid query cost epsilon=%, delta=%: epsilon must be finite and non-negative, delta in [0, 1]',
 			cost_epsilon, cost_delta USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	IF query_text IS NULL THEN
@@ -92,7 +96,11 @@ BEGIN
 		AND dpsql.fits(b.total_delta, b.spent_delta, cost_delta)));
 	IF recorded THEN
 		UPDATE dpsql.budget SET spends = b.spends + 1,
-			spent_epsilon = b.spent_epsilon + cost_epsilon, spent_delta = b.spent_delta + cost_delta
+			-- Saturating: under an unlimited budget, charges of epsilon 1e308 add up to Infinity
+			-- rather than fail on overflow.
+			spent_epsilon = CASE WHEN cost_epsilon > 1.7976931348623157e308 - b.spent_epsilon
+				THEN 'Infinity'::DOUBLE PRECISION ELSE b.spent_epsilon + cost_epsilon END,
+			spent_delta = b.spent_delta + cost_delta
 			WHERE id = 1;
 		INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query)
 			SELECT COALESCE(max(c.id), 0) + 1, now() AT TIME ZONE 'UTC', cost_epsilon, cost_delta, query_text

@@ -233,7 +233,7 @@ func TestPostgresSpendFunction(t *testing.T) {
 	if err != nil || len(charges) != 3 || charges[2].Query != "big" || charges[2].Cost.Epsilon != 100 {
 		t.Errorf("charges %+v, %v", charges, err)
 	}
-	for _, c := range [][2]any{{-1.0, 0.0}, {math.NaN(), 0.0}, {math.Inf(1), 0.0}, {0.0, 1.0}, {nil, 0.0}} {
+	for _, c := range [][2]any{{-1.0, 0.0}, {math.NaN(), 0.0}, {math.Inf(1), 0.0}, {0.0, 1.5}, {nil, 0.0}} {
 		_, err := o.Query(ctx, "SELECT * FROM dpsql.spend($1, $2, 'x')", c[0], c[1])
 		if postgres.SQLState(err) != "22023" {
 			t.Errorf("dpsql.spend(%v, %v): %v", c[0], c[1], err)

@@ -84,7 +84,17 @@ SELECT /*ERROR 22023*/WITH ANONYMIZATION OPTIONS(epsilon=1, kappa=1) item, ANON_
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, /*ERROR 22023*/k_threshold=5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
 ----
-SELECT /*ERROR 22023*/WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5) item, ANON_COUNT(*) FROM professors GROUP BY item
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=/*ERROR 22023*/NULL, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=/*ERROR 22023*/CAST('inf' AS DOUBLE), delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=/*ERROR 22023*/CAST('nan' AS DOUBLE), delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=/*ERROR 22023*/1.01, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, /*ERROR 22023*/min_privacy_units_per_group=2, group_selection_strategy=PUBLIC_GROUPS) item, ANON_COUNT(*) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, /*ERROR 22023*/min_privacy_units_per_group=2, k_threshold=3) item, ANON_COUNT(*) FROM professors GROUP BY item
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=/*ERROR 22023*/0) item, ANON_COUNT(*) FROM professors GROUP BY item
 ----

@@ -82,10 +82,11 @@ func TestVarianceResultWithCountAndMean(t *testing.T) {
 	if _, _, _, err := v.ResultWithCountAndMean(); !errors.Is(err, ErrResultTaken) {
 		t.Errorf("second ResultWithCountAndMean: err %v, want ErrResultTaken", err)
 	}
-	// Empty: the count is 0 and the mean the midpoint (the variance is then
-	// d²/2, what the centred squares give for a count raised to 1).
-	if r, mean, c, err := e.ResultWithCountAndMean(); err != nil || r != 32 || mean != 4 || c != 0 {
-		t.Errorf("empty ResultWithCountAndMean = %v, %v, %d, %v; want 32, the midpoint 4, 0", r, mean, c, err)
+	// Empty: the count is 0 and the mean the midpoint; the variance is then
+	// d², the largest (ZetaSQL's: the means of the values and of their squares
+	// are the midpoints of their ranges).
+	if r, mean, c, err := e.ResultWithCountAndMean(); err != nil || r != 64 || mean != 4 || c != 0 {
+		t.Errorf("empty ResultWithCountAndMean = %v, %v, %d, %v; want 64, the midpoint 4, 0", r, mean, c, err)
 	}
 	// The mean and the variance divide by the count returned: with a count
 	// noise of +3, 7 values become 10 in both.

@@ -52,7 +52,9 @@ type VarianceSummary struct {
 //
 // where d = (U' - L')/2, S1 is the noisy sum of (v - m) and S2 the noisy sum
 // of (v - m)² - d²/2 (the squares are centred a second time, which halves
-// their sensitivity compared with Google's bounded variance). It is not safe
+// their sensitivity compared with Google's bounded variance). With a noisy
+// count of 0 or less the variance is d², as ZetaSQL's (the means of the values
+// and of their squares are then the midpoints of their ranges). It is not safe
 // for concurrent use.
 type BoundedVariance struct {
 	priv                      privacy
@@ -287,6 +289,11 @@ func (v *BoundedVariance) result(fn string, level float64) (r, lo, hi float64, r
 	clampVar := func(x float64) float64 { return math.Min(math.Max(x, 0), maxVar) }
 	cc := math.Max(1, float64(c))
 	r = clampVar(s2/cc + d*d/2 - (s1/cc)*(s1/cc))
+	if c <= 0 {
+		// No row (after noise): the mean of the values and the mean of their squares are the
+		// midpoints of their ranges, as in ZetaSQL, whose variance is then the largest, d².
+		r = maxVar
+	}
 	rel = varianceRelease{mean: v.enc.clamp(s1/cc + v.enc.midpoint()), count: c}
 	if level == 0 {
 		return r, 0, 0, rel, nil

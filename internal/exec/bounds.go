@@ -140,11 +140,21 @@ func exactBounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, erro
 }
 
 // setBounds fixes an aggregate's bounds from an estimate: counts clamp to [0, U] with U at
-// least 1; other bounds are widened to a non-empty interval.
+// least 1; sums to [-M, M], M the larger magnitude; other bounds are widened to a non-empty
+// interval.
 func setBounds(a *plan.Aggregate, lo, hi float64) {
 	switch a.Func {
 	case analyzer.CountRows, analyzer.CountValues:
 		a.Lower, a.Upper = 0, math.Max(1, math.Floor(hi))
+		return
+	case analyzer.Sum:
+		// As ZetaSQL: symmetric bounds [-M, M]. A sum's sensitivity is max(|lower|, |upper|)
+		// either way, and no value inside is moved (an edge like 0.5 would raise a unit's 0).
+		m := math.Max(math.Abs(lo), math.Abs(hi))
+		if m == 0 {
+			m = 1
+		}
+		a.Lower, a.Upper = -m, m
 		return
 	}
 	if lo >= hi {

@@ -71,24 +71,35 @@ func reportTree(a *plan.Aggregate, v Value) *reportNode {
 	if a.Func == analyzer.Quantiles {
 		return quantileReportTree(a, v, num, f, leaf, bounded)
 	}
+	lo, hi := f(v.Lo), f(v.Hi)
+	lower := a.Lower
+	switch a.Func {
+	case analyzer.CountUnits, analyzer.CountRows, analyzer.CountValues, analyzer.Sum:
+		// As ZetaSQL's reports: for counts and sums, noise_confidence_interval is the interval
+		// of the noise (around 0), not of the value; for averages it is the value's.
+		lo, hi = lo-f(v.V), hi-f(v.V)
+		if a.Func != analyzer.Sum {
+			lower = -a.Upper // counts clamp to [0, U]; ZetaSQL reports [-U, U]
+		}
+	}
 	if a.Report.Format == analyzer.ReportJSON {
 		interval := &reportNode{name: "noise_confidence_interval", fields: []*reportNode{
-			leaf("confidence_level", plan.ReportConfidenceLevel), leaf("lower_bound", f(v.Lo)), leaf("upper_bound", f(v.Hi))}}
+			leaf("confidence_level", plan.ReportConfidenceLevel), leaf("lower_bound", lo), leaf("upper_bound", hi)}}
 		root := &reportNode{}
 		if bounded {
 			root.fields = append(root.fields, &reportNode{name: "bounding_report", fields: []*reportNode{
-				leaf("lower_bound", num(a.Lower)), leaf("num_inputs", a.Bounding.NumInputs),
+				leaf("lower_bound", num(lower)), leaf("num_inputs", a.Bounding.NumInputs),
 				leaf("num_outside", a.Bounding.NumOutside), leaf("upper_bound", num(a.Upper))}})
 		}
 		root.fields = append(root.fields, &reportNode{name: "result", fields: []*reportNode{interval, leaf("value", num(v.V))}})
 		return root
 	}
 	interval := &reportNode{name: "noise_confidence_interval", fields: []*reportNode{
-		leaf("lower_bound", f(v.Lo)), leaf("upper_bound", f(v.Hi)), leaf("confidence_level", plan.ReportConfidenceLevel)}}
+		leaf("lower_bound", lo), leaf("upper_bound", hi), leaf("confidence_level", plan.ReportConfidenceLevel)}}
 	root := &reportNode{fields: []*reportNode{{name: "value", fields: []*reportNode{leaf(valueField(num(v.V)), num(v.V)), interval}}}}
 	if bounded {
 		root.fields = append(root.fields, &reportNode{name: "bounding_report", fields: []*reportNode{
-			{name: "lower_bound", fields: []*reportNode{leaf(valueField(num(a.Lower)), num(a.Lower))}},
+			{name: "lower_bound", fields: []*reportNode{leaf(valueField(num(lower)), num(lower))}},
 			{name: "upper_bound", fields: []*reportNode{leaf(valueField(num(a.Upper)), num(a.Upper))}},
 			leaf("num_inputs", a.Bounding.NumInputs), leaf("num_outside", a.Bounding.NumOutside)}})
 	}

@@ -69,12 +69,9 @@ func aggregates(p *plan.Plan) error {
 		if rows > 0 && a.Func != analyzer.CountUnits {
 			// One unit's rows reach at most `rows` groups and add at most `rows` values to
 			// one group; as an L1 bound that is a single partition of `rows` values.
+			// Without bounds, as in ZetaSQL, they are estimated from the histogram of the kept
+			// rows' values (sqlgen.BoundsStage), each unit adding at most `rows` values.
 			pa.Kappa, pa.PerGroup = 1, rows
-			if !a.HasBounds && a.Func != analyzer.CountRows && a.Func != analyzer.CountValues {
-				return sqlerr.New(a.Call.Span().Start, sqlerr.FeatureNotSupported,
-					"with max_rows_contributed, %s needs explicit bounds (contribution_bounds_per_row or CLAMPED BETWEEN)", ast.Format(&ast.Ident{Name: a.Func.String()})).
-					WithHint("give bounds from public knowledge, or use kappa (max_groups_contributed) instead")
-			}
 		}
 		switch a.Func {
 		case analyzer.CountUnits:

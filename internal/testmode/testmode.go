@@ -95,7 +95,7 @@ func exact(a *plan.Aggregate, e plan.Encoding, s exec.Summary) any {
 		return math.Min(hi, math.Max(lo, toF(s.Sum, e.Unit)/float64(s.Count)))
 	case analyzer.VarPop, analyzer.StddevPop:
 		d := (hi - lo) / 2
-		v := d * d / 2
+		v := d * d // no row: the largest variance, as dp/agg and ZetaSQL
 		if s.Count > 0 {
 			c := float64(s.Count)
 			m := toF(s.Sum, e.Unit) / c

@@ -1,6 +1,7 @@
 package duckdb
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -12,6 +13,17 @@ import (
 // convert turns a value as the driver returns it into the Go value documented in the package
 // comment. typ is the column's upper-case DuckDB type name ("" inside nested values).
 func convert(v any, typ string) any {
+	if typ == "JSON" {
+		// The driver decodes JSON values into maps and slices; a JSON value is its text (keys
+		// in sorted order, as encoding/json writes them).
+		switch v.(type) {
+		case nil, string:
+		default:
+			if b, err := json.Marshal(v); err == nil {
+				return string(b)
+			}
+		}
+	}
 	switch x := v.(type) {
 	case nil:
 		return nil

@@ -556,7 +556,11 @@ const maxSubscript = 1 << 30
 // GoogleSQL users index released arrays by constants. Out of range, every form gives NULL.
 func checkSubscript(n *ast.Subscript) error {
 	v, err := constNumber(n.Index)
-	if err != nil || v != math.Trunc(v) || math.Abs(v) > maxSubscript {
+	if err == nil && v == math.Trunc(v) && math.Abs(v) > maxSubscript {
+		return sqlerr.New(n.Index.Span().Start, sqlerr.InvalidParameterValue,
+			"the index of %s is %g; it must be between %d and %d", n.Kind, v, -maxSubscript, maxSubscript)
+	}
+	if err != nil || v != math.Trunc(v) {
 		return sqlerr.New(n.Index.Span().Start, sqlerr.FeatureNotSupported,
 			"the index of %s must be a constant integer", n.Kind).
 			WithHint("write a number, such as q[OFFSET(1)], or a query parameter")

@@ -514,6 +514,13 @@ func (b *anonBuilder) publicDomain() error {
 		}
 		src = r.item
 	}
+	if u, ok := src.node.(*ast.Unnest); ok && b.a.correlated[u] {
+		// UNNEST(t.arr) reads the arrays of the rows beside it: its elements are those rows'
+		// data (private ones' included), not a public list of groups.
+		return sqlerr.Privacy(b.q.Keys[0].Expr.Span().Start, RulePublicGroups,
+			"with group_selection_strategy=PUBLIC_GROUPS the groups cannot come from an UNNEST of another relation's arrays",
+			"group by columns of a public relation (or a literal list, UNNEST([...])), or drop PUBLIC_GROUPS")
+	}
 	b.q.Domain = src.node
 	return nil
 }

@@ -92,6 +92,11 @@ func (e *Engine) nested(ctx context.Context, n *analyzer.Nested, text string, ex
 	}
 	out, err := e.rawQuery(ctx, sqlgen.PrintReplacing(e.b.Dialect(), n.Query, released))
 	if err != nil {
+		if ctx.Err() != nil {
+			// A timeout or cancellation here depends on how long the parts took to read private
+			// data (the deadline is shared): the uniform error, as if it had struck in a part.
+			return nil, e.failedAfterDataAt(pos, total, err)
+		}
 		return nil, err
 	}
 	nameColumns(n.Query, out)

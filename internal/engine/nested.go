@@ -263,12 +263,15 @@ func (e *Engine) nestedAnon(ctx context.Context, n *analyzer.Nested, preps []*ex
 		return nil, e.failedAfterDataAt(q.Options.Pos, total, err)
 	}
 	out := rowsResult(res.Columns, res.Types, res.Rows)
-	parts := "1 anonymized part"
-	if len(n.Parts) > 1 {
-		parts = fmt.Sprintf("%d anonymized parts", len(n.Parts))
-	}
-	out.Notices = append(out.Notices, chargeNotice(total, st)+" (the query and its "+parts+")")
+	out.Notices = append(out.Notices, chargeNotice(total, st)+" (the query and its "+partsText(len(n.Parts))+")")
 	return out, nil
+}
+
+func partsText(n int) string {
+	if n == 1 {
+		return "1 anonymized part"
+	}
+	return fmt.Sprintf("%d anonymized parts", n)
 }
 
 // releasedPlace puts a query of sql (a part's release) in the part's place in the outer
@@ -292,7 +295,7 @@ func releasedPlace(p *analyzer.Part, sql string) (*ast.ReleasedRows, error) {
 func (e *Engine) explainNestedAnon(ctx context.Context, n *analyzer.Nested, preps []*exec.Prepared, outer *exec.Prepared, cost, total ledger.Budget) (*Result, error) {
 	r := &Result{Columns: []Column{{Name: "QUERY PLAN", Type: "VARCHAR"}}, Tag: "EXPLAIN"}
 	add := func(s string) { r.Rows = append(r.Rows, []any{s}) }
-	add(fmt.Sprintf("Anonymized query with %d anonymized parts; budget charged once when run, before the data is read: %s", len(n.Parts), total))
+	add(fmt.Sprintf("Anonymized query with %s; budget charged once when run, before the data is read: %s", partsText(len(n.Parts)), total))
 	stager := func(prep *exec.Prepared) error {
 		if e.o.Stager == nil {
 			return nil

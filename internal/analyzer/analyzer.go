@@ -47,7 +47,15 @@ func Analyze(q *ast.Query, cat *catalog.Catalog) (any, error) {
 	var out any
 	var err error
 	if sel, ok := q.Body.(*ast.Select); ok && sel.Anon != nil {
-		out, err = a.anonymized(q, sel)
+		// Its CTEs and FROM subqueries may be anonymized parts: public relations of their
+		// released rows to it (see Nested.Anon).
+		a.nest = true
+		var aq *Query
+		aq, err = a.anonymized(q, sel)
+		out = aq
+		if err == nil && len(a.parts) > 0 {
+			out = &Nested{Query: q, Parts: a.parts, Anon: aq}
+		}
 	} else {
 		// A plain query: it may read public relations and the released rows of the
 		// anonymized SELECTs inside it (parts), nothing else.
@@ -118,11 +126,17 @@ type analyzer struct {
 	// aliases counts generated subquery aliases.
 	aliases int
 	// nest allows anonymized SELECTs as parts of the query being analyzed (an analyst's
-	// plain query); inAnon counts the anonymized SELECTs being analyzed, inside which no
-	// other may be nested; parts collects the anonymized parts found (see Nested).
+	// plain query or the CTEs and subqueries of an analyst's anonymized query); inAnon counts
+	// the anonymized SELECTs being analyzed; parts collects the anonymized parts found (see
+	// Nested).
 	nest   bool
 	inAnon int
 	parts  []*Part
+	// inPart counts the parts being analyzed (no part may be nested in one); partInfo is
+	// the relation of each part analyzed, by node, so that a FROM item analyzed twice (the
+	// public side of ZetaSQL's public-groups join) is one part.
+	inPart   int
+	partInfo map[ast.Node]*relInfo
 	// lateral are the FROM items to the left of the item being analyzed: what an UNNEST
 	// there may refer to. correlated holds the UNNESTs that do.
 	lateral    []*item
@@ -202,7 +216,7 @@ func (a *analyzer) query(q *ast.Query, parent *env, ctx context) (*relInfo, erro
 	if sel, ok := q.Body.(*ast.Select); ok && sel.Anon != nil {
 		// (SELECT WITH ANONYMIZATION ... ORDER BY ... LIMIT ...): the whole query is the
 		// part, with its own CTEs, order and limit.
-		return a.part(q, sel, q, parent)
+		return a.part(q, sel, q, parent, ctx)
 	}
 	a.mark(q)
 	e := &env{outer: parent, ctes: map[string]*relInfo{}, scope: parent.scope}
@@ -330,7 +344,7 @@ func (a *analyzer) setExpr(s ast.SetExpr, e *env, ctx context) (*relInfo, error)
 	case *ast.Select:
 		if s.Anon != nil {
 			// A branch of a set operation: SELECT WITH ANONYMIZATION ... UNION ALL ...
-			return a.part(&ast.Query{Body: s}, s, s, e)
+			return a.part(&ast.Query{Body: s}, s, s, e, ctx)
 		}
 		return a.plainSelect(s, e, ctx)
 	case *ast.ParenQuery:

@@ -199,7 +199,11 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 			if err := distinctColumns(info, t.Span().Start); err != nil {
 				return nil, err
 			}
-			return itemResult(qualID, info), nil
+			// The node lets a public CTE be the public groups (its distinct keys): the SQL
+			// dpsql generates puts the query's CTEs first in its WITH, where the name reads it.
+			fr := itemResult(qualID, info)
+			fr.items[0].node = t
+			return fr, nil
 		}
 	}
 	rel, ok := a.cat.Lookup(name)

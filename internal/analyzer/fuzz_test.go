@@ -206,6 +206,15 @@ func analyzeOne(t *testing.T, cat *catalog.Catalog, src string) {
 				_ = prep.StageSQL
 			}
 		}
+	case *analyzer.Nested:
+		for _, part := range a.Parts {
+			if part.Query.Unit == nil {
+				t.Fatalf("%q: anonymized part without a privacy unit", src)
+			}
+		}
+		if a.Anon != nil && a.Anon.Unit == nil {
+			t.Fatalf("%q: anonymized query without a privacy unit", src)
+		}
 	default:
 		t.Fatalf("%q: unexpected analysis %T", src, an)
 	}

@@ -18,6 +18,13 @@ type Nested struct {
 	Query *ast.Query
 	// Parts in the order they appear.
 	Parts []*Part
+	// Anon is set when the outer query is itself anonymized (Query's body is its SELECT):
+	// its parts are CTEs or FROM subqueries of it, and to it each part is a public relation
+	// of the part's released rows, nothing more (its rows have no privacy unit; its values
+	// may be joined, filtered or be the public groups, as any public relation's). The engine
+	// analyzes, plans and costs it over the parts' empty typed releases, charges the parts'
+	// and its costs together, runs the parts, and plans and runs it over their released rows.
+	Anon *Query
 }
 
 // Part is one anonymized SELECT inside a Nested query.
@@ -44,13 +51,31 @@ func (p *Part) Columns() []string {
 // branch of a set operation, a query made for it), node what its release replaces. To the
 // outer query the part is a public relation whose columns are the released ones: nothing
 // else of it reaches the outer query.
-func (a *analyzer) part(q *ast.Query, s *ast.Select, node ast.Node, parent *env) (*relInfo, error) {
-	if !a.nest || a.inAnon > 0 {
-		return nil, sqlerr.Privacy(s.Anon.Span().Start, RuleNested,
-			"an anonymized SELECT cannot be nested inside another anonymized SELECT",
-			"anonymize once, at the level that reads the private relations; an outer plain query may post-process an anonymized query's released rows")
+//
+// Inside an anonymized query (ctx is ctxFrom there), a part is one of its relations: a CTE or
+// a FROM subquery, which the engine replaces by the released rows in the SQL it generates. An
+// expression subquery of an anonymized query (ctxPublicOnly) would put released values into
+// expressions evaluated on private rows, and a bare branch of a set operation has no query node
+// of its own to replace: both are refused.
+func (a *analyzer) part(q *ast.Query, s *ast.Select, node ast.Node, parent *env, ctx context) (*relInfo, error) {
+	if info, ok := a.partInfo[node]; ok {
+		return info, nil
 	}
+	if !a.nest || a.inPart > 0 {
+		return nil, sqlerr.Privacy(s.Anon.Span().Start, RuleNested,
+			"an anonymized SELECT cannot be nested inside another anonymized SELECT's own anonymized part",
+			"anonymize once, at the level that reads the private relations; an outer query may read an anonymized part's released rows, one level deep")
+	}
+	if a.inAnon > 0 {
+		if _, bare := node.(*ast.Select); bare || ctx != ctxFrom {
+			return nil, sqlerr.Privacy(s.Anon.Span().Start, RuleNested,
+				"inside an anonymized query, an anonymized SELECT may only be a CTE or a FROM subquery: a relation of its released rows",
+				"define the anonymized SELECT as a CTE (or a parenthesised FROM subquery) and join its released rows")
+		}
+	}
+	a.inPart++
 	aq, err := a.anonymized(q, s)
+	a.inPart--
 	if err != nil {
 		return nil, correlated(err, q, parent)
 	}
@@ -58,6 +83,10 @@ func (a *analyzer) part(q *ast.Query, s *ast.Select, node ast.Node, parent *env)
 	p := &Part{Query: aq, Node: node}
 	a.parts = append(a.parts, p)
 	info := &relInfo{cols: p.Columns(), unitIdx: -1}
+	if a.partInfo == nil {
+		a.partInfo = map[ast.Node]*relInfo{}
+	}
+	a.partInfo[node] = info
 	return info, nil
 }
 

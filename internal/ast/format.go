@@ -271,6 +271,8 @@ func (p *Printer) Default(n Node) {
 		p.WriteString("SHOW " + n.What)
 	case *RawStmt:
 		p.WriteString(n.Text)
+	case *ReleasedRows:
+		p.WriteString(n.SQL)
 	case *Option:
 		p.Print(n.Name)
 		p.WriteString(" = ")

@@ -38,6 +38,9 @@ func (e *Engine) nested(ctx context.Context, n *analyzer.Nested, text string, ex
 	// Basic composition: the parts' epsilons and deltas add up; a delta is a probability,
 	// and a guarantee with delta 1 already holds for every mechanism.
 	total.Delta = min(total.Delta, 1)
+	if n.Anon != nil {
+		return e.nestedAnon(ctx, n, preps, total, text, explain)
+	}
 	if explain {
 		return e.explainNested(ctx, n, preps, total)
 	}
@@ -169,6 +172,164 @@ func (e *Engine) explainNested(ctx context.Context, n *analyzer.Nested, preps []
 	add("Outer query (runs in the database over the released rows and public relations; spends no budget):")
 	for _, l := range strings.Split(sqlgen.PrintReplacing(e.b.Dialect(), n.Query, marks), "\n") {
 		add("  " + l)
+	}
+	return r, nil
+}
+
+// nestedAnon runs an anonymized query whose CTEs or FROM subqueries are anonymized parts
+// (analyzer.Nested.Anon), such as ZetaSQL's public groups selected by another anonymized
+// query. The outer query was analyzed with each part as a public relation of its released
+// columns. Before anything is charged, each part is checked, its place in the outer query is
+// taken by an empty typed release of its columns, and the outer query is planned, bound and
+// costed over those (reading no row). The parts' and the outer query's costs are charged
+// once, durably; then the parts run, their places take their released rows, and the outer
+// query is planned again over them (the same analysis, so the same cost) and runs. It reads
+// private data, so any failure after the charge is the uniform one.
+func (e *Engine) nestedAnon(ctx context.Context, n *analyzer.Nested, preps []*exec.Prepared, total ledger.Budget, text string, explain bool) (*Result, error) {
+	q := n.Anon
+	if q.Options.ConfidenceLevel == 0 {
+		q.Options.ConfidenceLevel = e.o.ConfidenceLevel
+	}
+	places := make([]*ast.ReleasedRows, len(n.Parts))
+	for i, prep := range preps {
+		if err := prep.Check(ctx, e.b); err != nil {
+			return nil, err
+		}
+		t, err := prep.Released(ctx, e.b)
+		if err != nil {
+			return nil, err
+		}
+		sql, err := sqlgen.Released(e.b.Dialect(), t)
+		if err != nil {
+			return nil, err
+		}
+		if places[i], err = releasedPlace(n.Parts[i], sql); err != nil {
+			return nil, err
+		}
+	}
+	outer, cost, err := e.prepare(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	total.Epsilon += cost.Epsilon
+	total.Delta = min(total.Delta+cost.Delta, 1)
+	if explain {
+		return e.explainNestedAnon(ctx, n, preps, outer, cost, total)
+	}
+	if err := outer.Check(ctx, e.b); err != nil {
+		return nil, err
+	}
+	spend, err := e.ledger.Prepare(total, text)
+	if err != nil {
+		return nil, err
+	}
+	// Budget before data: one durable charge for the parts and the outer query.
+	st, err := spend.Commit(ctx)
+	if err != nil {
+		if se, ok := sqlerr.As(err); ok && !se.Pos.IsValid() {
+			se.Pos = q.Options.Pos
+		}
+		return nil, err
+	}
+	for i, prep := range append(append([]*exec.Prepared(nil), preps...), outer) {
+		if prep.Plan.Unbounded && !st.Unlimited {
+			// The owner set a budget between the check and the charge: no private row was read.
+			pos := q.Options.Pos
+			if i < len(n.Parts) {
+				pos = n.Parts[i].Query.Options.Pos
+			}
+			return nil, sqlerr.Privacy(pos, analyzer.RuleBoundedGroups,
+				"the data owner set a budget: contributions across groups must be bounded", "add kappa=1")
+		}
+	}
+	for i, prep := range preps {
+		res, err := run(ctx, prep, e.b)
+		if err != nil {
+			return nil, e.failedAfterDataAt(n.Parts[i].Query.Options.Pos, total, err)
+		}
+		t := &sqlgen.ReleaseTable{Columns: res.Columns, Types: res.Types, Rows: res.Rows}
+		sql, err := sqlgen.Released(e.b.Dialect(), t)
+		if err != nil {
+			return nil, e.failedAfterDataAt(n.Parts[i].Query.Options.Pos, total, err)
+		}
+		places[i].SQL = sql
+	}
+	// The same analysis planned again over the released rows: its cost cannot differ (it
+	// depends on the options and aggregates only); if it did, the charge would not cover it.
+	outer, again, err := e.prepare(ctx, q)
+	if err == nil && again != cost {
+		err = fmt.Errorf("engine: the outer query's cost changed from %s to %s", cost, again)
+	}
+	if err != nil {
+		return nil, e.failedAfterDataAt(q.Options.Pos, total, err)
+	}
+	res, err := run(ctx, outer, e.b)
+	if err != nil {
+		return nil, e.failedAfterDataAt(q.Options.Pos, total, err)
+	}
+	out := rowsResult(res.Columns, res.Types, res.Rows)
+	out.Notices = append(out.Notices, chargeNotice(total, st)+" (the query and its "+partsText(len(n.Parts))+")")
+	return out, nil
+}
+
+func partsText(n int) string {
+	if n == 1 {
+		return "1 anonymized part"
+	}
+	return fmt.Sprintf("%d anonymized parts", n)
+}
+
+// releasedPlace puts a query of sql (a part's release) in the part's place in the outer
+// anonymized query, whose generated SQL then reads it: the part's *ast.Query node (a CTE's or
+// a FROM subquery's) gets sql as its body, and nothing else of the part. The part's own
+// plan keeps the nodes of its SELECT, which this does not change.
+func releasedPlace(p *analyzer.Part, sql string) (*ast.ReleasedRows, error) {
+	node, ok := p.Node.(*ast.Query)
+	if !ok {
+		return nil, fmt.Errorf("engine: a part of an anonymized query must be a query node, not %T", p.Node)
+	}
+	rows := &ast.ReleasedRows{SQL: sql}
+	rows.SetSpan(node.Span())
+	*node = ast.Query{Body: rows}
+	node.SetSpan(rows.Span())
+	return rows, nil
+}
+
+// explainNestedAnon describes each part, then the outer anonymized query as EXPLAIN describes
+// one, its SQL reading each part's released rows (shown here empty, with their types).
+func (e *Engine) explainNestedAnon(ctx context.Context, n *analyzer.Nested, preps []*exec.Prepared, outer *exec.Prepared, cost, total ledger.Budget) (*Result, error) {
+	r := &Result{Columns: []Column{{Name: "QUERY PLAN", Type: "VARCHAR"}}, Tag: "EXPLAIN"}
+	add := func(s string) { r.Rows = append(r.Rows, []any{s}) }
+	add(fmt.Sprintf("Anonymized query with %s; budget charged once when run, before the data is read: %s", partsText(len(n.Parts)), total))
+	stager := func(prep *exec.Prepared) error {
+		if e.o.Stager == nil {
+			return nil
+		}
+		lines, err := e.o.Stager.Explain(ctx, prep.Plan)
+		if err != nil {
+			return err
+		}
+		for _, l := range lines {
+			add("  " + l)
+		}
+		return nil
+	}
+	for i, prep := range preps {
+		add(fmt.Sprintf("Part %d (runs first; its released rows are a public relation to the outer query):", i+1))
+		pc := ledger.Budget{Epsilon: prep.Plan.Cost.Epsilon, Delta: prep.Plan.Cost.Delta}
+		for _, row := range explainResult(prep, pc).Rows {
+			add("  " + row[0].(string))
+		}
+		if err := stager(prep); err != nil {
+			return nil, err
+		}
+	}
+	add("Outer query (its SQL reads each part's released rows as a VALUES table, shown empty):")
+	for _, row := range explainResult(outer, cost).Rows {
+		add("  " + row[0].(string))
+	}
+	if err := stager(outer); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -132,3 +132,96 @@ func TestNestedOwnerMixes(t *testing.T) {
 		}
 	})
 }
+
+// anonNestedQuery is an anonymized query whose public groups are the released rows of
+// another (ZetaSQL's nested public groups): epsilon 0.5 for each.
+const anonNestedQuery = "WITH g AS (" + opts + "city FROM people GROUP BY city) " +
+	"SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.5, delta=1e-5, kappa=1, group_selection_strategy=PUBLIC_GROUPS) " +
+	"city, ANON_COUNT(*, 1) AS n FROM people RIGHT OUTER JOIN g USING (city) GROUP BY city ORDER BY city"
+
+// An anonymized query with an anonymized part is charged once, the part's and its own costs,
+// before any private row is read; the outer query's SQL reads the part's released rows.
+func TestNestedAnonChargesTotalOnce(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		env := newBudgetEnv(t, d)
+		an := env.analyst(t, testmode.Noiseless{}, time.Minute)
+		ctx := context.Background()
+		env.rec.take(nil)
+		res, err := an.Exec(ctx, anonNestedQuery)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res[0]
+		if len(r.Rows) != 3 || r.Rows[0][0] != "c0" || r.Rows[2][0] != "c2" {
+			t.Fatalf("result %v %v", r.Columns, r.Rows)
+		}
+		s := env.spent(t)
+		if s.Epsilon != 1 || s.Delta <= 0 || s.Delta > 2e-5 {
+			t.Errorf("charged %v, want epsilon 1 and both deltas", s)
+		}
+		if len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "charged "+s.String()) || !strings.Contains(r.Notices[0], "1 anonymized part") {
+			t.Errorf("notices %q (spent %v)", r.Notices, s)
+		}
+		outer := false
+		for _, sql := range env.rec.take(nil) {
+			if strings.Contains(sql, "_dp_released") && !readsNoRow(sql) {
+				outer = true
+			}
+		}
+		if !outer {
+			t.Errorf("no statement read the released rows")
+		}
+	})
+}
+
+// A mistake in the outer anonymized query fails for free, before the part runs or anything is
+// charged; a failure after the data was read (here in the part) is the uniform error, charged
+// the total.
+func TestNestedAnonErrors(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		env := newBudgetEnv(t, d)
+		ctx := context.Background()
+		an := env.analyst(t, testmode.Noiseless{}, time.Minute)
+		bad := strings.Replace(anonNestedQuery, "GROUP BY city ORDER", "WHERE salary > DATE '2020-01-01' GROUP BY city ORDER", 1)
+		_, err := an.Exec(ctx, bad)
+		if se, ok := sqlerr.As(err); !ok || se.Code == sqlerr.FailedAfterData {
+			t.Errorf("type error in the outer query: %v", err)
+		}
+		if s := env.spent(t); s != (ledger.Budget{}) {
+			t.Errorf("a mistake in the outer query was charged %v", s)
+		}
+		fail := env.analyst(t, failing{}, time.Minute)
+		_, err = fail.Exec(ctx, anonNestedQuery)
+		se, ok := sqlerr.As(err)
+		if !ok || se.Code != sqlerr.FailedAfterData {
+			t.Fatalf("failing part: %v", err)
+		}
+		if s := env.spent(t); s.Epsilon != 1 || !strings.Contains(se.Msg, s.String()) {
+			t.Errorf("charged %v, error %q: want the total", s, se.Msg)
+		}
+	})
+}
+
+// EXPLAIN shows the part and the outer anonymized query, whose SQL reads the released rows,
+// and charges nothing.
+func TestNestedAnonExplain(t *testing.T) {
+	env := newBudgetEnv(t, backend.DuckDB)
+	an := env.analyst(t, testmode.Noiseless{}, time.Minute)
+	res, err := an.Exec(context.Background(), "EXPLAIN "+anonNestedQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text []string
+	for _, r := range res[0].Rows {
+		text = append(text, r[0].(string))
+	}
+	all := strings.Join(text, "\n")
+	for _, want := range []string{"Anonymized query with 1 anonymized part;", "Part 1", "Outer query", "WITH g AS (SELECT", "_dp_released", "Partition selection (public)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("EXPLAIN lacks %q:\n%s", want, all)
+		}
+	}
+	if s := env.spent(t); s != (ledger.Budget{}) {
+		t.Errorf("EXPLAIN charged %v", s)
+	}
+}

@@ -112,7 +112,22 @@ SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COU
 FROM (SELECT id, item FROM professors) AS a JOIN /*ERROR join-on-privacy-unit*/(SELECT id, item FROM students) AS b USING (item) GROUP BY item
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
-FROM (SELECT /*ERROR no-nested-anonymization*/WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) AS n FROM professors GROUP BY item) GROUP BY item
+FROM /*ERROR anonymization-reads-private-data*/(SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) AS n FROM professors GROUP BY item) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM professors JOIN (SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item FROM professors
+  JOIN (SELECT /*ERROR no-nested-anonymization*/WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item FROM professors GROUP BY item) USING (item)
+  GROUP BY item) USING (item) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors
+WHERE item IN (SELECT /*ERROR no-nested-anonymization*/WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item FROM professors GROUP BY item) GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM professors JOIN (SELECT item FROM items UNION ALL SELECT /*ERROR no-nested-anonymization*/WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item FROM professors GROUP BY item) USING (item) GROUP BY item
+----
+WITH p AS (SELECT id, item FROM professors)
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*)
+FROM p JOIN (SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item FROM /*ERROR no-nested-anonymization*/p GROUP BY item) USING (item) GROUP BY item
 ----
 WITH p AS (/*ERROR subquery-outputs-privacy-unit*/SELECT item, quantity FROM professors)
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM p GROUP BY item

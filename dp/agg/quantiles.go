@@ -209,6 +209,35 @@ func (q *Quantiles) ResultWithCI(level float64, ranks ...float64) (values, lo, h
 	return q.result("Quantiles.ResultWithCI", level, ranks)
 }
 
+// ExactLeaves runs Result's search on the exact counts, without noise, and returns for
+// each rank the leaf where it ends (-1 when there is no value: the search then stops at
+// the root). It is NOT differentially private: it is for noiseless tests, whose exact
+// results must follow the same search as the noisy ones (rank clamping, tolerance, ties
+// going to the lower leaf). Result's value is then within that leaf: at rank r inside
+// it, (1-r)*lo + r*hi. It neither draws noise nor takes the result.
+func (q *Quantiles) ExactLeaves(ranks ...float64) ([]int, error) {
+	const fn = "Quantiles.ExactLeaves"
+	if err := q.st.check(fn); err != nil {
+		return nil, err
+	}
+	exact := func(n treeNode) (float64, error) { return float64(q.tree.count(n.level, n.index)), nil }
+	out := make([]int, len(ranks))
+	for i, r := range ranks {
+		if math.IsNaN(r) || r < 0 || r > 1 {
+			return nil, fmt.Errorf("agg: %s: rank %v must be in [0, 1]", fn, r)
+		}
+		n, _, err := q.tree.descend(r, 0, exact)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = -1
+		if n.level == q.tree.height {
+			out[i] = int(n.index)
+		}
+	}
+	return out, nil
+}
+
 func (q *Quantiles) result(fn string, level float64, ranks []float64) (values, lo, hi []float64, err error) {
 	if len(ranks) == 0 {
 		return nil, nil, nil, fmt.Errorf("agg: %s: no ranks given; ask for every rank in one call (the result can be taken once)", fn)

@@ -113,13 +113,22 @@ type treeNode struct {
 // result interpolates linearly within the final node's value range. noisy
 // returns the (memoised) noisy count of a node.
 func (t *countTree) search(rank, lower, upper, scale float64, noisy func(treeNode) (float64, error)) (float64, error) {
+	n, r, err := t.descend(rank, scale, noisy)
+	if err != nil {
+		return 0, err
+	}
+	return t.interpolate(n, r, lower, upper), nil
+}
+
+// descend is search's walk: it returns the node where it stops and the rank within it.
+func (t *countTree) descend(rank, scale float64, noisy func(treeNode) (float64, error)) (treeNode, float64, error) {
 	rank = clampRank(rank)
 	cur := treeNode{level: 0, index: 0}
 	counts := make([]float64, t.branching)
 	for cur.level < t.height {
 		first, err := t.children(cur, counts, noisy)
 		if err != nil {
-			return 0, err
+			return treeNode{}, 0, err
 		}
 		i, r, ok := step(rank, counts, treeNoiseCut*scale)
 		if !ok {
@@ -127,7 +136,7 @@ func (t *countTree) search(rank, lower, upper, scale float64, noisy func(treeNod
 		}
 		cur, rank = treeNode{cur.level + 1, first + int64(i)}, r
 	}
-	return t.interpolate(cur, rank, lower, upper), nil
+	return cur, rank, nil
 }
 
 func clampRank(r float64) float64 { return math.Min(math.Max(r, minRank), maxRank) }

@@ -266,3 +266,54 @@ func TestNoiselessQuantileCI(t *testing.T) {
 		}
 	}
 }
+
+// ExactLeaves runs Result's search on the exact counts: ranks clamped into [0.005, 0.995],
+// ties to the lower leaf, and Result with (almost) no noise ends in the same leaf.
+func TestExactLeaves(t *testing.T) {
+	opts := QuantilesOptions{Epsilon: 1e20, Delta: 0, MaxPartitionsContributed: 1, MaxContributionsPerPartition: 5, Lower: 1, Upper: 3}
+	q, err := NewQuantiles(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := q.ExactLeaves(0, 0.5, 1); err != nil || got[0] != -1 || got[1] != -1 || got[2] != -1 {
+		t.Fatalf("empty tree: ExactLeaves = %v, %v; want -1s", got, err)
+	}
+	// 8 values 1,1,1,2,2,2,3,3 (ZetaSQL's anon_quantiles_int64_..._with_report tests).
+	for _, v := range []float64{1, 1, 1, 2, 2, 2, 3, 3} {
+		if err := q.Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l1, _ := q.LeafIndex(1)
+	l2, _ := q.LeafIndex(2)
+	l3, _ := q.LeafIndex(3)
+	ranks := []float64{0, 1.0 / 6, 2.0 / 6, 0.375, 3.0 / 6, 0.75, 5.0 / 6, 0.9999, 1}
+	want := []int{l1, l1, l1, l1 /* a tie goes to the lower leaf */, l2, l2, l3, l3, l3}
+	got, err := q.ExactLeaves(ranks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("rank %v: leaf %d, want %d", ranks[i], got[i], want[i])
+		}
+	}
+	// 1000 values, the largest alone: rank 1 reads 0.995, the 995th value.
+	q2, _ := NewQuantiles(QuantilesOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: 0, Upper: 65536})
+	for i := 0; i < 999; i++ {
+		q2.Add(float64(i % 100))
+	}
+	q2.Add(5000)
+	if got, _ := q2.ExactLeaves(1); got[0] != 99 {
+		t.Errorf("rank 1 of 0..99 x10 and 5000: leaf %d, want 99", got[0])
+	}
+	vals, err := q.Result(ranks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vals {
+		if l, _ := q.LeafIndex(v); l != want[i] && !(l == want[i]+1 && v == float64(l)*2/65536+1) {
+			t.Errorf("rank %v: Result %v is in leaf %d, ExactLeaves says %d", ranks[i], v, l, want[i])
+		}
+	}
+}

@@ -27,7 +27,7 @@ const (
 	// Percentile is one percentile of values clamped per row (ANON_PERCENTILE_CONT, MEDIAN,
 	// MIN, MAX, NTILE).
 	Percentile
-	// Quantiles is n+1 quantile boundaries (ANON_QUANTILES, APPROX_QUANTILES).
+	// Quantiles is n+1 quantiles, at ranks i/(n+1) as ZetaSQL (ANON_QUANTILES, APPROX_QUANTILES).
 	Quantiles
 )
 

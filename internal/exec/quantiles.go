@@ -9,20 +9,26 @@ import (
 	"github.com/dpsql/dpsql/internal/sqlgen"
 )
 
-// quantileOptions are the dp/agg options of a percentile or quantiles aggregate.
-func quantileOptions(a *plan.Aggregate) agg.QuantilesOptions {
+// QuantileOptions are the dp/agg options of a percentile or quantiles aggregate.
+func QuantileOptions(a *plan.Aggregate) agg.QuantilesOptions {
 	return agg.QuantilesOptions{Epsilon: a.Epsilon, Delta: a.Delta, MaxPartitionsContributed: a.Kappa,
 		MaxContributionsPerPartition: a.PerGroup, Lower: a.Lower, Upper: a.Upper, NoiseKind: a.Noise}
 }
 
-// ranks are the ranks an aggregate reads from its quantile tree.
-func ranks(a *plan.Aggregate) []float64 {
+// Ranks are the ranks an aggregate reads from its quantile tree: its percentile, or for
+// n quantiles the n+1 ranks i/(n+1), i = 0..n, as ZetaSQL's reference engine asks its
+// quantile tree (zetasql/reference_impl/function.cc: "n+1 quantile boundaries" at
+// i / (n+1)). The first is the minimum (rank 0, read at 0.005 like every rank below
+// it); the last is the n/(n+1) quantile, not the maximum: with 8 values 1,1,1,2,2,2,3,3
+// and n = 5, ZetaSQL releases 1, 1, 1, 2, 2, 3 (ranks 0, 1/6, ..., 5/6), where the
+// ranks i/n would give 1, 1, 2, 2, 3, 3.
+func Ranks(a *plan.Aggregate) []float64 {
 	if a.Func == analyzer.Percentile {
 		return []float64{a.Percentile}
 	}
 	r := make([]float64, a.N+1)
 	for i := range r {
-		r[i] = float64(i) / float64(a.N)
+		r[i] = float64(i) / float64(a.N+1)
 	}
 	return r
 }
@@ -42,9 +48,9 @@ func (q *quantAcc) release(s Summary, level float64) (Value, error) {
 	var v, lo, hi []float64
 	var err error
 	if level > 0 {
-		v, lo, hi, err = acc.ResultWithCI(level, ranks(q.a)...)
+		v, lo, hi, err = acc.ResultWithCI(level, Ranks(q.a)...)
 	} else {
-		v, err = acc.Result(ranks(q.a)...)
+		v, err = acc.Result(Ranks(q.a)...)
 	}
 	if err != nil {
 		return Value{}, err
@@ -80,7 +86,7 @@ func (q *quantAcc) describe() string {
 
 // NumLeaves is the number of leaves of an aggregate's quantile tree.
 func NumLeaves(a *plan.Aggregate) (int, error) {
-	q, err := agg.NewQuantiles(quantileOptions(a))
+	q, err := agg.NewQuantiles(QuantileOptions(a))
 	if err != nil {
 		return 0, err
 	}

@@ -180,7 +180,7 @@ func newAccumulator(a *plan.Aggregate) (accumulator, error) {
 		}
 		return &varAcc{proto: v, stddev: a.Func == analyzer.StddevPop}, nil
 	case analyzer.Percentile, analyzer.Quantiles:
-		q, err := agg.NewQuantiles(quantileOptions(a))
+		q, err := agg.NewQuantiles(QuantileOptions(a))
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,6 @@ package testmode
 import (
 	"math"
 	"math/big"
-	"sort"
 
 	"github.com/dpsql/dpsql/dp/agg"
 	"github.com/dpsql/dpsql/internal/analyzer"
@@ -110,38 +109,33 @@ func exact(a *plan.Aggregate, e plan.Encoding, s exec.Summary) any {
 	return nil
 }
 
-// exactQuantiles reads ranks from the exact leaf counts: the lower edge of the first leaf at
-// which the cumulative count exceeds rank * total (with unit-width leaves over integer data,
-// the exact quantile of the values).
+// exactQuantiles reads ranks from the exact leaf counts with the production search (dp/agg's
+// ExactLeaves: ranks clamped into [0.005, 0.995], at each level the first child whose
+// cumulative count reaches the rank, ties to the lower child) and releases the lower edge of
+// the leaf it ends in (with unit-width leaves over integer data, a value of the data; the
+// noisy release lies within that leaf). No value: the lower bound.
 func exactQuantiles(a *plan.Aggregate, s exec.Summary, ci bool) (exec.Value, error) {
-	n, err := exec.NumLeaves(a)
+	q, err := agg.NewQuantiles(exec.QuantileOptions(a))
 	if err != nil {
 		return exec.Value{}, err
 	}
-	leaves := make([]int, 0, len(s.Leaves))
 	var total int64
-	for l, c := range s.Leaves {
-		leaves = append(leaves, l)
+	for _, c := range s.Leaves {
 		total += c
 	}
-	sort.Ints(leaves)
-	width := (a.Upper - a.Lower) / float64(n)
-	at := func(rank float64) float64 {
-		var cum int64
-		for _, l := range leaves {
-			cum += s.Leaves[l]
-			if float64(cum) > rank*float64(total) || cum == total {
-				return a.Lower + float64(l)*width
-			}
-		}
-		return a.Lower
+	if err := q.Merge(agg.QuantileSummary{LeafCounts: s.Leaves}); err != nil {
+		return exec.Value{}, err
 	}
-	var vals []float64
-	if a.Func == analyzer.Percentile {
-		vals = []float64{at(a.Percentile)}
-	} else {
-		for i := 0; i <= a.N; i++ {
-			vals = append(vals, at(float64(i)/float64(a.N)))
+	leaves, err := q.ExactLeaves(exec.Ranks(a)...)
+	if err != nil {
+		return exec.Value{}, err
+	}
+	width := (a.Upper - a.Lower) / float64(q.NumLeaves())
+	vals := make([]float64, len(leaves))
+	for i, l := range leaves {
+		vals[i] = a.Lower
+		if l >= 0 {
+			vals[i] = a.Lower + float64(l)*width
 		}
 	}
 	var v any = vals[0]

@@ -310,8 +310,24 @@ func (t *countTree) rankInterval(rank, level, lower, upper float64, mech noise.M
 	if _, err := t.children(treeNode{0, 0}, r.first, noisy); err != nil {
 		return 0, 0, err
 	}
+	terms := make([]noise.Term, len(r.first))
 	for i, c := range r.first {
 		r.total = r.total.plus(1, nodeForm(treeNode{1, int64(i)}, c))
+		terms[i] = noise.Term{Mech: mech, Coef: 1}
+	}
+	// A noisy total consistent with no value at all (not above the upper tail of its noise)
+	// says nothing about where a quantile lies: the interval is the whole range (as
+	// ZetaSQL's for an empty group). Without this, the rank test read pure noise and could
+	// reject parts of the range.
+	if r.total.value <= 0 {
+		return lower, upper, nil
+	}
+	tail, err := noise.CombinationTail(terms, r.total.value)
+	if err != nil {
+		return 0, 0, fmt.Errorf("agg: quantile interval: %w", err)
+	}
+	if tail >= (1-level)/2 {
+		return lower, upper, nil
 	}
 	if lo, err = r.lowest(lower, upper); err != nil {
 		return 0, 0, err

@@ -35,6 +35,7 @@ const (
 	RuleDistinctNames       = "distinct-column-names-over-private-data"
 	RuleReservedName        = "names-do-not-shadow-the-engine"
 	RuleBoundedGroups       = "contributions-bounded-across-groups"
+	RuleJoinColumnTypes     = "using-columns-of-one-type"
 )
 
 // Analyze checks one statement of an analyst against the catalog. It returns a *Query for

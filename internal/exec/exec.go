@@ -11,6 +11,7 @@ import (
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
+	"github.com/dpsql/dpsql/sqlerr"
 )
 
 // Result is a released table, not yet shown: the engine charges the ledger first.
@@ -183,6 +184,67 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	return nil
 }
 
+// checkJoinColumnTypes refuses a USING or NATURAL join whose matched columns have different
+// types on its two sides (sqlgen.JoinProbes): the database would convert one side row by row,
+// and a row that does not convert would make the query fail after the charge, depending on
+// that row alone (outside review). The probes read no row; their answer depends on the schema.
+func checkJoinColumnTypes(ctx context.Context, b backend.Backend, q *analyzer.Query, d backend.Dialect) error {
+	for _, p := range sqlgen.JoinProbes(q, d) {
+		refuse := func(format string, args ...any) error {
+			return sqlerr.Privacy(p.Join.Span().Start, analyzer.RuleJoinColumnTypes, fmt.Sprintf(format, args...),
+				"write the join with ON and compare values of one type (CAST one side explicitly), or make both columns the same type")
+		}
+		left, err := b.Query(ctx, p.Left)
+		if err != nil {
+			return refuse("the columns of this join's left side cannot be read without data: %v", err)
+		}
+		right, err := b.Query(ctx, p.Right)
+		if err != nil {
+			return refuse("the columns of this join's right side cannot be read without data: %v", err)
+		}
+		typeOf := func(r *backend.Rows, name string) (string, bool) {
+			for i, c := range r.Columns {
+				if strings.EqualFold(c, name) {
+					return r.Types[i], true
+				}
+			}
+			return "", false
+		}
+		cols := p.Columns
+		if cols == nil { // NATURAL: the columns both sides have
+			for _, c := range left.Columns {
+				if _, ok := typeOf(right, c); ok {
+					cols = append(cols, c)
+				}
+			}
+		}
+		for _, c := range cols {
+			lt, lok := typeOf(left, c)
+			rt, rok := typeOf(right, c)
+			if lok && rok && !strings.EqualFold(lt, rt) && !(numericType(lt) && numericType(rt)) {
+				return refuse("the join matches column %s of type %s with one of type %s: the database would convert the values row by row, and a value that does not convert would make the query fail because of one row", c, lt, rt)
+			}
+		}
+	}
+	return nil
+}
+
+// numericType reports whether a column type (DuckDB's or PostgreSQL's name) is a number: two
+// numeric types are compared in their common wider type, a conversion that cannot fail.
+func numericType(t string) bool {
+	t = strings.ToUpper(strings.TrimSpace(t))
+	if i := strings.IndexByte(t, '('); i >= 0 {
+		t = t[:i]
+	}
+	switch t {
+	case "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+		"UBIGINT", "UHUGEINT", "FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION", "DECIMAL", "NUMERIC",
+		"INT2", "INT4", "INT8", "FLOAT4", "FLOAT8":
+		return true
+	}
+	return false
+}
+
 // noRows wraps a query so that it binds (names, types, functions) but returns no row and
 // reads none.
 func noRows(sql string) string {
@@ -234,6 +296,9 @@ func (pr *Prepared) Stage(ctx context.Context, b backend.Backend) (*StageRows, e
 func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 	if pr.probe != nil {
 		return nil
+	}
+	if err := checkJoinColumnTypes(ctx, b, pr.Plan.Query, pr.dialect); err != nil {
+		return err
 	}
 	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))
 	if err != nil {

@@ -607,3 +607,23 @@ func TestLeakPublicGroupsOuterJoin(t *testing.T) {
 		})
 	})
 }
+
+// [issue 15, second outside review] A USING or NATURAL join of columns of different types:
+// DuckDB converts one side row by row, so a value that does not convert (the target's, chosen
+// by a CASE on its data) made the query fail after the charge, an exact one-bit oracle at
+// any epsilon. The types are compared before anything is charged, on the schema alone.
+func TestLeakJoinUsingTypes(t *testing.T) {
+	backends(t, func(t *testing.T, w *world) {
+		for _, q := range []string{
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_COUNT(*, 1) AS n
+			 FROM (SELECT uid, CASE WHEN uid = 7 AND salary > 500000 THEN 'x' ELSE '1' END AS p FROM people) AS q JOIN pos USING (p)`,
+			anon("epsilon=1, delta=1e-6, kappa=1") + ` ANON_COUNT(*, 1) AS n
+			 FROM (SELECT uid, CASE WHEN uid = 7 AND salary > 500000 THEN 'x' ELSE '1' END AS p FROM people) AS q NATURAL JOIN pos`,
+			`WITH g AS (` + anon("epsilon=1, delta=1e-6, kappa=1") + ` p, ANON_COUNT(*, 1) AS n FROM people CROSS JOIN pos GROUP BY p)
+			 ` + anon("epsilon=1, delta=1e-6, kappa=1, group_selection_strategy=PUBLIC_GROUPS") + ` p, ANON_COUNT(*, 1) AS n
+			 FROM (SELECT uid, CASE WHEN uid = 7 AND salary > 500000 THEN 'x' ELSE '1' END AS p FROM people) AS q RIGHT OUTER JOIN g USING (p) GROUP BY p`,
+		} {
+			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, refused: true}) })
+		}
+	})
+}

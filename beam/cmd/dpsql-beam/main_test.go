@@ -96,10 +96,13 @@ func TestSameAnswersAsDpsql(t *testing.T) {
 	beamSetup := unlimited(t, filepath.Join(root, "examples/shop/beam-setup.sql"), root)
 	dpsqlSetup := unlimited(t, filepath.Join(root, "examples/shop/setup.sql"), root)
 	for _, q := range []string{
-		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=1e-5, kappa=10) item, ANON_COUNT(DISTINCT customer_id) AS buyers, ANON_COUNT(*) AS n, ANON_AVG(quantity CLAMPED BETWEEN 1 AND 10) AS avg_quantity, ANON_SUM(price) AS revenue, ANON_VAR_POP(price CLAMPED BETWEEN 0 AND 50) AS v FROM purchases GROUP BY item ORDER BY item",
+		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=1e-5, kappa=10) item, ANON_COUNT(DISTINCT customer_id) AS buyers, ANON_COUNT(*) AS n, ANON_AVG(quantity CLAMPED BETWEEN 1 AND 10) AS avg_quantity, ANON_SUM(price) AS revenue FROM purchases GROUP BY item ORDER BY item",
 		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1e20, delta=1e-5, max_groups_contributed=12) EXTRACT(MONTH FROM day) AS month, COUNT(*) AS n, SUM(quantity, contribution_bounds_per_group => (0, 30)) AS q FROM purchases WHERE price > 2 GROUP BY month ORDER BY month",
 		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=1e-5, kappa=10) i.category, ANON_COUNT(*) AS n, ROUND(ANON_AVG(p.quantity * i.list_price CLAMPED BETWEEN 0 AND 100), 6) AS spend FROM purchases p JOIN items i ON p.item = i.item GROUP BY i.category HAVING ANON_COUNT(*) > 100 ORDER BY n DESC",
-		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=1e-5, kappa=1) city, ANON_COUNT(*) AS customers, ANON_AVG(age CLAMPED BETWEEN 0 AND 100) AS age FROM customers GROUP BY city ORDER BY city",
+		// VAR_POP keeps up to 5 rows per unit and group, chosen by the query's random seed: over
+		// purchases (units with more rows per item) the answers differ from run to run, so it
+		// is compared over customers, one row per unit.
+		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=1e-5, kappa=1) city, ANON_COUNT(*) AS customers, ANON_AVG(age CLAMPED BETWEEN 0 AND 100) AS age, ANON_VAR_POP(age CLAMPED BETWEEN 0 AND 100) AS v FROM customers GROUP BY city ORDER BY city",
 	} {
 		bc, bout, berr := beamRun(t, "--init", beamSetup, "--format", "json", "-q", "-c", q)
 		dc, dout, derr := dpsqlRun(t, "--init", dpsqlSetup, "--format", "json", "-q", "-c", q)

@@ -412,41 +412,20 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	if err != nil {
 		return nil, err
 	}
-	p := prep.Plan
 	if explain {
-		r := explainResult(prep, cost)
-		if e.o.Stager != nil {
-			lines, err := e.o.Stager.Explain(ctx, p)
-			if err != nil {
-				return nil, err
-			}
-			for _, l := range lines {
-				r.Rows = append(r.Rows, []any{l})
-			}
+		lines, err := e.explainLines(ctx, prep, cost)
+		if err != nil {
+			return nil, err
 		}
-		return r, nil
+		return planResult(lines), nil
 	}
 	// Everything that can fail without reading a private row fails here, for free.
 	if err := prep.Check(ctx, e.b); err != nil {
 		return nil, err
 	}
-	spend, err := e.ledger.Prepare(cost, text)
+	st, err := e.charge(ctx, cost, text, q.Options.Pos, prep)
 	if err != nil {
 		return nil, err
-	}
-	// Budget before data: the charge is durable before the database reads a private row, so a
-	// query that cannot be paid never runs, and whatever happens from here on is paid for.
-	st, err := spend.Commit(ctx)
-	if err != nil {
-		if se, ok := sqlerr.As(err); ok && !se.Pos.IsValid() {
-			se.Pos = q.Options.Pos
-		}
-		return nil, err
-	}
-	if p.Unbounded && !st.Unlimited {
-		// The owner set a budget between the check and the charge: no private row was read.
-		return nil, sqlerr.Privacy(q.Options.Pos, analyzer.RuleBoundedGroups,
-			"the data owner set a budget: contributions across groups must be bounded", "add kappa=1")
 	}
 	res, err := run(ctx, prep, e.b)
 	if err != nil {
@@ -455,6 +434,58 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	out := rowsResult(res.Columns, res.Types, res.Rows)
 	out.Notices = append(out.Notices, chargeNotice(cost, st))
 	return out, nil
+}
+
+// explainLines are EXPLAIN's lines for a prepared anonymized query of the given cost: the
+// plan's, then the stager's (where the stage runs elsewhere than the backend).
+func (e *Engine) explainLines(ctx context.Context, prep *exec.Prepared, cost ledger.Budget) ([]string, error) {
+	var lines []string
+	for _, row := range explainResult(prep, cost).Rows {
+		lines = append(lines, row[0].(string))
+	}
+	if e.o.Stager != nil {
+		more, err := e.o.Stager.Explain(ctx, prep.Plan)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, more...)
+	}
+	return lines, nil
+}
+
+// planResult is an EXPLAIN result of the given lines.
+func planResult(lines []string) *Result {
+	r := &Result{Columns: []Column{{Name: "QUERY PLAN", Type: "VARCHAR"}}, Tag: "EXPLAIN"}
+	for _, l := range lines {
+		r.Rows = append(r.Rows, []any{l})
+	}
+	return r
+}
+
+// charge records cost durably (budget before data: the charge is durable before the database
+// reads a private row, so a query that cannot be paid never runs, and whatever happens from
+// here on is paid for). A ledger error without a position points at pos. A plan with
+// unbounded contributions was allowed under a lifted budget: if the owner set one between the
+// check and the charge, it is refused here, before any private row is read.
+func (e *Engine) charge(ctx context.Context, cost ledger.Budget, text string, pos sqlerr.Pos, preps ...*exec.Prepared) (ledger.Status, error) {
+	spend, err := e.ledger.Prepare(cost, text)
+	if err != nil {
+		return ledger.Status{}, err
+	}
+	st, err := spend.Commit(ctx)
+	if err != nil {
+		if se, ok := sqlerr.As(err); ok && !se.Pos.IsValid() {
+			se.Pos = pos
+		}
+		return ledger.Status{}, err
+	}
+	for _, prep := range preps {
+		if prep.Plan.Unbounded && !st.Unlimited {
+			return ledger.Status{}, sqlerr.Privacy(prep.Plan.Query.Options.Pos, analyzer.RuleBoundedGroups,
+				"the data owner set a budget: contributions across groups must be bounded", "add kappa=1")
+		}
+	}
+	return st, nil
 }
 
 // run runs a checked, paid plan. A panic there happened after private data was read, so it is

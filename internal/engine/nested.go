@@ -10,7 +10,6 @@ import (
 	"github.com/dpsql/dpsql/internal/exec"
 	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/ledger"
-	"github.com/dpsql/dpsql/sqlerr"
 )
 
 // nested runs a query with anonymized parts (analyzer.Nested): every part is planned, bound
@@ -63,24 +62,10 @@ func (e *Engine) nested(ctx context.Context, n *analyzer.Nested, text string, ex
 		return nil, err
 	}
 	pos := n.Parts[0].Query.Options.Pos
-	spend, err := e.ledger.Prepare(total, text)
-	if err != nil {
-		return nil, err
-	}
 	// Budget before data: one durable charge for every part, before any reads a private row.
-	st, err := spend.Commit(ctx)
+	st, err := e.charge(ctx, total, text, pos, preps...)
 	if err != nil {
-		if se, ok := sqlerr.As(err); ok && !se.Pos.IsValid() {
-			se.Pos = pos
-		}
 		return nil, err
-	}
-	for i, prep := range preps {
-		if prep.Plan.Unbounded && !st.Unlimited {
-			// The owner set a budget between the check and the charge: no private row was read.
-			return nil, sqlerr.Privacy(n.Parts[i].Query.Options.Pos, analyzer.RuleBoundedGroups,
-				"the data owner set a budget: contributions across groups must be bounded", "add kappa=1")
-		}
 	}
 	released := map[ast.Node]string{}
 	for i, prep := range preps {
@@ -151,21 +136,12 @@ func (e *Engine) explainNested(ctx context.Context, n *analyzer.Nested, preps []
 	r := &Result{Columns: []Column{{Name: "QUERY PLAN", Type: "VARCHAR"}}, Tag: "EXPLAIN"}
 	add := func(s string) { r.Rows = append(r.Rows, []any{s}) }
 	add(fmt.Sprintf("Query with %d anonymized parts; budget charged once when run, before the data is read: %s", len(n.Parts), total))
+	addPlan := func(prep *exec.Prepared, cost ledger.Budget) error { return e.explainIndented(ctx, prep, cost, add) }
 	marks := map[ast.Node]string{}
 	for i, prep := range preps {
 		add(fmt.Sprintf("Part %d:", i+1))
-		cost := ledger.Budget{Epsilon: prep.Plan.Cost.Epsilon, Delta: prep.Plan.Cost.Delta}
-		for _, row := range explainResult(prep, cost).Rows {
-			add("  " + row[0].(string))
-		}
-		if e.o.Stager != nil {
-			lines, err := e.o.Stager.Explain(ctx, prep.Plan)
-			if err != nil {
-				return nil, err
-			}
-			for _, l := range lines {
-				add("  " + l)
-			}
+		if err := addPlan(prep, ledger.Budget{Epsilon: prep.Plan.Cost.Epsilon, Delta: prep.Plan.Cost.Delta}); err != nil {
+			return nil, err
 		}
 		marks[n.Parts[i].Node] = fmt.Sprintf("(SELECT * FROM released rows of part %d)", i+1)
 	}
@@ -219,28 +195,10 @@ func (e *Engine) nestedAnon(ctx context.Context, n *analyzer.Nested, preps []*ex
 	if err := outer.Check(ctx, e.b); err != nil {
 		return nil, err
 	}
-	spend, err := e.ledger.Prepare(total, text)
-	if err != nil {
-		return nil, err
-	}
 	// Budget before data: one durable charge for the parts and the outer query.
-	st, err := spend.Commit(ctx)
+	st, err := e.charge(ctx, total, text, q.Options.Pos, append(append([]*exec.Prepared(nil), preps...), outer)...)
 	if err != nil {
-		if se, ok := sqlerr.As(err); ok && !se.Pos.IsValid() {
-			se.Pos = q.Options.Pos
-		}
 		return nil, err
-	}
-	for i, prep := range append(append([]*exec.Prepared(nil), preps...), outer) {
-		if prep.Plan.Unbounded && !st.Unlimited {
-			// The owner set a budget between the check and the charge: no private row was read.
-			pos := q.Options.Pos
-			if i < len(n.Parts) {
-				pos = n.Parts[i].Query.Options.Pos
-			}
-			return nil, sqlerr.Privacy(pos, analyzer.RuleBoundedGroups,
-				"the data owner set a budget: contributions across groups must be bounded", "add kappa=1")
-		}
 	}
 	for i, prep := range preps {
 		res, err := run(ctx, prep, e.b)
@@ -295,40 +253,30 @@ func releasedPlace(p *analyzer.Part, sql string) (*ast.ReleasedRows, error) {
 	return rows, nil
 }
 
+// explainIndented adds a prepared part's EXPLAIN lines (explainLines), indented under its title.
+func (e *Engine) explainIndented(ctx context.Context, prep *exec.Prepared, cost ledger.Budget, add func(string)) error {
+	lines, err := e.explainLines(ctx, prep, cost)
+	for _, l := range lines {
+		add("  " + l)
+	}
+	return err
+}
+
 // explainNestedAnon describes each part, then the outer anonymized query as EXPLAIN describes
 // one, its SQL reading each part's released rows (shown here empty, with their types).
 func (e *Engine) explainNestedAnon(ctx context.Context, n *analyzer.Nested, preps []*exec.Prepared, outer *exec.Prepared, cost, total ledger.Budget) (*Result, error) {
 	r := &Result{Columns: []Column{{Name: "QUERY PLAN", Type: "VARCHAR"}}, Tag: "EXPLAIN"}
 	add := func(s string) { r.Rows = append(r.Rows, []any{s}) }
 	add(fmt.Sprintf("Anonymized query with %s; budget charged once when run, before the data is read: %s", partsText(len(n.Parts)), total))
-	stager := func(prep *exec.Prepared) error {
-		if e.o.Stager == nil {
-			return nil
-		}
-		lines, err := e.o.Stager.Explain(ctx, prep.Plan)
-		if err != nil {
-			return err
-		}
-		for _, l := range lines {
-			add("  " + l)
-		}
-		return nil
-	}
+	addPlan := func(prep *exec.Prepared, cost ledger.Budget) error { return e.explainIndented(ctx, prep, cost, add) }
 	for i, prep := range preps {
 		add(fmt.Sprintf("Part %d (runs first; its released rows are a public relation to the outer query):", i+1))
-		pc := ledger.Budget{Epsilon: prep.Plan.Cost.Epsilon, Delta: prep.Plan.Cost.Delta}
-		for _, row := range explainResult(prep, pc).Rows {
-			add("  " + row[0].(string))
-		}
-		if err := stager(prep); err != nil {
+		if err := addPlan(prep, ledger.Budget{Epsilon: prep.Plan.Cost.Epsilon, Delta: prep.Plan.Cost.Delta}); err != nil {
 			return nil, err
 		}
 	}
 	add("Outer query (its SQL reads each part's released rows as a VALUES table, shown empty):")
-	for _, row := range explainResult(outer, cost).Rows {
-		add("  " + row[0].(string))
-	}
-	if err := stager(outer); err != nil {
+	if err := addPlan(outer, cost); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -575,32 +575,26 @@ func outputNames(q *analyzer.Query) []string {
 }
 
 func reorder(q *analyzer.Query, rows [][]any) [][]any {
-	nk := len(q.Keys)
 	out := make([][]any, len(rows))
 	for i, r := range rows {
-		o := make([]any, len(q.Outputs))
-		for k, c := range q.Outputs {
-			if c.Key >= 0 {
-				o[k] = r[c.Key]
-			} else {
-				o[k] = r[nk+c.Agg]
-			}
-		}
-		out[i] = o
+		out[i] = outputOrder(q, r)
 	}
 	return out
 }
 
 // reorderTypes is the types of the outputs of a direct query, from the released table's
 // (keys, then aggregates).
-func reorderTypes(q *analyzer.Query, types []string) []string {
+func reorderTypes(q *analyzer.Query, types []string) []string { return outputOrder(q, types) }
+
+// outputOrder puts a released row's cells (keys, then aggregates) in the query's output order.
+func outputOrder[T any](q *analyzer.Query, cells []T) []T {
 	nk := len(q.Keys)
-	out := make([]string, len(q.Outputs))
+	out := make([]T, len(q.Outputs))
 	for k, c := range q.Outputs {
 		if c.Key >= 0 {
-			out[k] = types[c.Key]
+			out[k] = cells[c.Key]
 		} else {
-			out[k] = types[nk+c.Agg]
+			out[k] = cells[nk+c.Agg]
 		}
 	}
 	return out

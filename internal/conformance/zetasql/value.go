@@ -437,28 +437,25 @@ func equal(want, got any) bool {
 		return true
 	case map[string]any:
 		g, ok := got.(map[string]any)
-		if !ok || len(g) != len(w) {
-			return false
-		}
-		for k, v := range w {
-			if !equal(v, g[k]) {
-				return false
-			}
-		}
-		return true
+		return ok && equalMaps(w, g)
 	case protoMsg:
 		g, ok := got.(protoMsg)
-		if !ok || len(g) != len(w) {
-			return false
-		}
-		for k, v := range w {
-			if !equal(v, g[k]) {
-				return false
-			}
-		}
-		return true
+		return ok && equalMaps(w, g)
 	}
 	return false
+}
+
+// equalMaps compares two JSON objects or two proto messages field by field.
+func equalMaps[V any](want, got map[string]V) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for k, v := range want {
+		if !equal(v, any(got[k])) {
+			return false
+		}
+	}
+	return true
 }
 
 func parseNumber(s string) (float64, error) {

@@ -315,11 +315,13 @@ func (t *countTree) rankInterval(rank, level, lower, upper float64, mech noise.M
 		r.total = r.total.plus(1, nodeForm(treeNode{1, int64(i)}, c))
 		terms[i] = noise.Term{Mech: mech, Coef: 1}
 	}
-	// A noisy total consistent with no value at all (not above the upper tail of its noise)
-	// says nothing about where a quantile lies: the interval is the whole range (as
-	// ZetaSQL's for an empty group). Without this, the rank test read pure noise and could
-	// reject parts of the range.
-	if r.total.value <= 0 {
+	// A noisy total consistent with no value at all (below 1/2, nearer no value than one,
+	// or not above the upper tail of its noise) says nothing about where a quantile lies:
+	// the interval is the whole range (as ZetaSQL's for an empty group). Without this, the
+	// rank test read pure noise and could reject parts of the range. The 1/2 matters at huge
+	// epsilons, where the noise grid is coarser than the noise's scale and a lone grid step
+	// looks like many standard deviations.
+	if r.total.value < 0.5 {
 		return lower, upper, nil
 	}
 	tail, err := noise.CombinationTail(terms, r.total.value)

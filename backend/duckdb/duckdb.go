@@ -100,11 +100,19 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	sdb.SetConnMaxIdleTime(0)
 	d := &DB{db: sdb, mode: opts.Mode, txLock: new(sync.Mutex), memoryLimit: opts.MemoryLimit, ownerMemoryLimit: opts.OwnerMemoryLimit,
 		allowedPaths: opts.AllowedPaths, allowedDirectories: opts.AllowedDirectories}
-	if err := d.setup(ctx, opts); err != nil {
+	setupMu.Lock()
+	err = d.setup(ctx, opts)
+	setupMu.Unlock()
+	if err != nil {
 		return nil, errors.Join(err, sdb.Close())
 	}
 	return d, nil
 }
+
+// setupMu serialises the setups of Open: opens of one file in a process share one DuckDB
+// instance, so without it two analyst opens could both find the configuration unlocked and
+// the second fail to set what the first had just locked.
+var setupMu sync.Mutex
 
 func (d *DB) setup(ctx context.Context, opts Options) error {
 	locked, err := d.settingBool(ctx, "lock_configuration")

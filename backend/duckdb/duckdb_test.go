@@ -426,6 +426,31 @@ func TestOwnerAfterAnalystInSameProcess(t *testing.T) {
 	}
 }
 
+// Analyst opens of one file at the same time (a database/sql pool of dpsql sessions) all
+// succeed: one locks the shared instance down, the others find it locked.
+func TestConcurrentAnalystOpens(t *testing.T) {
+	path := analystFixture(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := Open(context.Background(), path, Options{Mode: backend.Analyst})
+			if err == nil {
+				t.Cleanup(func() { d.Close() })
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 func TestAnalystTxCanWrite(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "l.db")

@@ -433,6 +433,7 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	}
 	out := rowsResult(res.Columns, res.Types, res.Rows)
 	out.Notices = append(out.Notices, chargeNotice(cost, st))
+	out.charged(cost, st)
 	return out, nil
 }
 

@@ -93,6 +93,7 @@ func (e *Engine) nested(ctx context.Context, n *analyzer.Nested, text string, ex
 		parts = fmt.Sprintf("%d anonymized parts", len(n.Parts))
 	}
 	out.Notices = append(out.Notices, chargeNotice(total, st)+" ("+parts+")")
+	out.charged(total, st)
 	return out, nil
 }
 
@@ -227,6 +228,7 @@ func (e *Engine) nestedAnon(ctx context.Context, n *analyzer.Nested, preps []*ex
 	}
 	out := rowsResult(res.Columns, res.Types, res.Rows)
 	out.Notices = append(out.Notices, chargeNotice(total, st)+" (the query and its "+partsText(len(n.Parts))+")")
+	out.charged(total, st)
 	return out, nil
 }
 

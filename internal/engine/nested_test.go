@@ -44,6 +44,9 @@ func TestNestedChargesTotalOnce(t *testing.T) {
 		if len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "charged epsilon=1, delta=2e-05") {
 			t.Errorf("notices %q", r.Notices)
 		}
+		if r.Charge == nil || *r.Charge != want || r.Remaining == nil || r.Remaining.Epsilon != 9 {
+			t.Errorf("charge %v, remaining %v", r.Charge, r.Remaining)
+		}
 		// Every statement before the charge read no row; the outer query reads no private
 		// relation.
 		for _, sql := range env.rec.take(nil) {

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/dpsql/dpsql/ledger"
+
 // Column describes one output column.
 type Column struct {
 	Name string
@@ -20,4 +22,21 @@ type Result struct {
 	// Notices are extra lines for the user: what a query charged and what remains, that the
 	// budget limit is lifted, and the like. A command prints them on stderr.
 	Notices []string
+	// Charge is what the statement charged to the privacy budget (an anonymized query, or a
+	// query with anonymized parts: their total), nil when it charged nothing. The charge is
+	// final: it was recorded before the data was read.
+	Charge *ledger.Budget
+	// Remaining is the budget left right after Charge, nil when nothing was charged or when the
+	// owner lifted the budget limit (SET BUDGET UNLIMITED).
+	Remaining *ledger.Budget
+}
+
+// charged records a charge and the ledger's status after it in the result (the structured
+// form of chargeNotice).
+func (r *Result) charged(cost ledger.Budget, st ledger.Status) {
+	r.Charge = &cost
+	if !st.Unlimited {
+		rem := st.Remaining()
+		r.Remaining = &rem
+	}
 }

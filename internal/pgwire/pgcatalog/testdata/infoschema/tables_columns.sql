@@ -1,0 +1,2 @@
+-- information_schema introspection in the style of SQLAlchemy / DBeaver (written for these tests)
+SELECT c.table_schema, c.table_name, t.table_type, c.column_name, c.ordinal_position, c.data_type, c.character_maximum_length, c.numeric_precision, c.numeric_scale, c.is_nullable, c.udt_name FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name) WHERE c.table_schema = 'public' ORDER BY c.table_name, c.ordinal_position

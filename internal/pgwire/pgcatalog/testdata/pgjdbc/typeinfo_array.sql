@@ -1,0 +1,2 @@
+-- pgjdbc 42.x (TypeInfoCache.java, github.com/pgjdbc/pgjdbc), getPGArrayType; ? parameters bound as literals
+SELECT t.typarray, arr.typname   FROM pg_catalog.pg_type t  JOIN pg_catalog.pg_namespace n ON t.typnamespace = n.oid  JOIN pg_catalog.pg_type arr ON arr.oid = t.typarray WHERE t.typname = 'int4' AND (n.nspname = 'pg_catalog' OR false AND n.nspname = ANY (current_schemas(true))) ORDER BY t.oid DESC LIMIT 1

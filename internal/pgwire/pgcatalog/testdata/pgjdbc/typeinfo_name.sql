@@ -1,0 +1,2 @@
+-- pgjdbc 42.x (TypeInfoCache.java, github.com/pgjdbc/pgjdbc), getPGType(name); ? parameters bound as literals
+SELECT pg_type.oid, typname   FROM pg_catalog.pg_type   LEFT   JOIN (select ns.oid as nspoid, ns.nspname, r.r           from pg_namespace as ns           join ( select s.r, (current_schemas(false))[s.r] as nspname                    from generate_series(1, array_upper(current_schemas(false), 1)) as s(r) ) as r          using ( nspname )        ) as sp     ON sp.nspoid = typnamespace  WHERE typname = 'int4'  ORDER BY sp.r, pg_type.oid DESC LIMIT 1;

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -356,14 +357,38 @@ func readMessage(r *bufio.Reader, max int, authType uint32) (pgproto3.FrontendMe
 	default:
 		return nil, fmt.Errorf("invalid frontend message type %d", head[0])
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
+	body, err := readBody(r, n)
+	if err != nil {
 		return nil, err
 	}
 	if err := msg.Decode(body); err != nil {
 		return nil, err
 	}
 	return msg, nil
+}
+
+// readBody reads n bytes. Large bodies grow with what arrives, so that a length the client
+// does not send costs no memory.
+func readBody(r io.Reader, n int64) ([]byte, error) {
+	const chunk = 64 << 10
+	if n <= chunk {
+		body := make([]byte, n)
+		_, err := io.ReadFull(r, body)
+		return body, unexpectedEOF(err)
+	}
+	var buf bytes.Buffer
+	m, err := io.CopyN(&buf, r, n)
+	if m < n {
+		return nil, unexpectedEOF(err)
+	}
+	return buf.Bytes(), nil
+}
+
+func unexpectedEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // send buffers a message for the client.

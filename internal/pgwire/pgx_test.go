@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/dpsql/dpsql/internal/engine"
@@ -292,10 +293,39 @@ func TestDescribeNeverRuns(t *testing.T) {
 	if sum != 6 || len(fake.calls) != 1 {
 		t.Errorf("sum %d after %d runs", sum, len(fake.calls))
 	}
-	// Execute with a row limit: PortalSuspended, and the rest at the next Execute.
-	pc := c.PgConn()
-	mrr := pc.Exec(ctx, "") // drain
-	mrr.Close()
+	// Execute with a row limit: PortalSuspended, and the rest at the next Execute; the
+	// statement runs once.
+	hc, err := c.PgConn().Hijack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Conn.Close()
+	hc.Conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fe := hc.Frontend
+	fe.Send(&pgproto3.Parse{Query: "SELECT rows"})
+	fe.Send(&pgproto3.Bind{})
+	fe.Send(&pgproto3.Describe{ObjectType: 'P'})
+	fe.Send(&pgproto3.Execute{MaxRows: 2})
+	fe.Send(&pgproto3.Execute{MaxRows: 2})
+	fe.Send(&pgproto3.Sync{})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for {
+		m, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, fmt.Sprintf("%T", m)[len("*pgproto3."):])
+		if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+			break
+		}
+	}
+	want := "ParseComplete BindComplete RowDescription DataRow DataRow PortalSuspended DataRow CommandComplete ReadyForQuery"
+	if strings.Join(seen, " ") != want || len(fake.calls) != 2 {
+		t.Errorf("got %s after %d runs\nwant %s", strings.Join(seen, " "), len(fake.calls), want)
+	}
 }
 
 func TestBinaryResults(t *testing.T) {

@@ -32,13 +32,15 @@ func Query(ctx context.Context, sql string, rels []*catalog.Relation) (*engine.R
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
+	// The model of a relation set is built once (tens of milliseconds, longer under load);
+	// the timeout bounds the query.
 	m, err := models.acquire(ctx, rels)
 	if err != nil {
 		return nil, err
 	}
 	defer models.release(m)
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
 	names, err := check(ctx, m.db, text)
 	if err != nil {
 		return nil, err
@@ -357,6 +359,9 @@ type cache struct {
 	lru   *list.List // front: most recently used
 }
 
+// builds bounds the models built at once.
+var builds = make(chan struct{}, 2)
+
 var models = &cache{byKey: map[string]*model{}, lru: list.New()}
 
 // relsKey identifies a relation set by what the model shows of it.
@@ -395,7 +400,11 @@ func (c *cache) acquire(ctx context.Context, rels []*catalog.Relation) (*model, 
 	m.refs++
 	c.mu.Unlock()
 	if build {
+		// Builds take turns: many new relation sets at once would otherwise share two cores
+		// and all be slow.
+		builds <- struct{}{}
 		m.db, m.err = newModel(context.WithoutCancel(ctx), rels)
+		<-builds
 		close(m.ready)
 	}
 	select {

@@ -1,0 +1,241 @@
+package pgwire
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/engine"
+	"github.com/dpsql/dpsql/internal/scram"
+)
+
+// Handler is what the server serves: accounts and sessions.
+type Handler interface {
+	// Lookup returns user's SCRAM-SHA-256 verifier; ok is false when there is no such account.
+	Lookup(ctx context.Context, user string) (v scram.Verifier, ok bool, err error)
+	// Open starts an authenticated user's session; startup holds the startup message's parameters.
+	Open(ctx context.Context, user string, startup map[string]string) (Session, error)
+}
+
+// Session runs one client's statements, one at a time.
+type Session interface {
+	// Exec runs the statements of script (args: values of $1..$n; nil, bool, int64, float64, string,
+	// time.Time, []byte) and returns the results of those that ran; it stops at the first error,
+	// ideally a *sqlerr.Error whose Pos is relative to script.
+	Exec(ctx context.Context, script string, args ...any) ([]*engine.Result, error)
+	// Relations lists the relations this user may name (for the catalog emulation).
+	Relations(ctx context.Context) ([]*catalog.Relation, error)
+	Close() error
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+const (
+	// EventConnect: a client authenticated (Code "") or was refused (Code the SQLSTATE).
+	EventConnect EventKind = iota
+	// EventDisconnect: a connection ended; Duration is how long it lasted.
+	EventDisconnect
+	// EventStatement: a statement ran (Code "") or failed (Code its SQLSTATE).
+	EventStatement
+)
+
+// Event is one line of the server's log. It never holds statement text or values: account
+// statements carry passwords, and rows are private.
+type Event struct {
+	Kind   EventKind
+	User   string
+	Remote string
+	// Tag names the statement: its first words, like "SELECT", "SET BUDGET", "CREATE ANALYST".
+	Tag      string
+	Duration time.Duration
+	// Code is "" on success, else the SQLSTATE sent to the client.
+	Code string
+	// Rows is the number of rows sent.
+	Rows int
+	// Err is set for internal errors (SQLSTATE XX000), whose detail the client is not told.
+	Err error
+}
+
+// DefaultMaxMessageSize bounds a client message when Server.MaxMessageSize is 0.
+const DefaultMaxMessageSize = 16 << 20
+
+// DefaultAuthTimeout bounds startup and authentication when Server.AuthTimeout is 0.
+const DefaultAuthTimeout = 30 * time.Second
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("pgwire: server closed")
+
+// Server serves the PostgreSQL v3 wire protocol. Set its fields before Serve; the zero
+// values of the optional ones are sensible.
+type Server struct {
+	Handler Handler
+	// TLS, when set, is used for clients that ask for it (SSLRequest); nil answers 'N'.
+	TLS *tls.Config
+	// Log, when set, receives one call per connection start and end and per statement. It
+	// may be called from many goroutines at once.
+	Log func(Event)
+	// MaxMessageSize bounds each client message in bytes (DefaultMaxMessageSize when 0): a
+	// larger one is refused and its connection closed.
+	MaxMessageSize int
+	// AuthTimeout bounds the time from connect to authenticated (DefaultAuthTimeout when 0).
+	AuthTimeout time.Duration
+	// Secret derives the fake verifiers of unknown users (scram.FakeVerifier). When nil a
+	// random one is made; set it to a stable secret so that a user's fake salt does not
+	// change when the server restarts.
+	Secret []byte
+	// Version is dpsql's version, shown in server_version ("16.0 (dpsql <Version>)").
+	Version string
+
+	mu        sync.Mutex
+	init      bool
+	ctx       context.Context
+	cancel    context.CancelFunc
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	nextPID   uint32
+	wg        sync.WaitGroup
+}
+
+func (s *Server) setup() {
+	if s.init {
+		return
+	}
+	s.init = true
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.listeners = map[net.Listener]struct{}{}
+	s.conns = map[*conn]struct{}{}
+	if s.Secret == nil {
+		s.Secret = make([]byte, 32)
+		rand.Read(s.Secret)
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	s.nextPID = uint32(b[0])<<8 | uint32(b[1]) | 1000
+}
+
+func (s *Server) maxMessage() int {
+	if s.MaxMessageSize > 0 {
+		return s.MaxMessageSize
+	}
+	return DefaultMaxMessageSize
+}
+
+func (s *Server) authTimeout() time.Duration {
+	if s.AuthTimeout > 0 {
+		return s.AuthTimeout
+	}
+	return DefaultAuthTimeout
+}
+
+func (s *Server) log(e Event) {
+	if s.Log != nil {
+		s.Log(e)
+	}
+}
+
+// Serve accepts connections on ln until Shutdown, each served by a goroutine of its own.
+// It returns ErrServerClosed after Shutdown, or the listener's error.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	s.setup()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+	}()
+	delay := time.Duration(0)
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return ErrServerClosed
+		}
+		s.nextPID++
+		c := newConn(s, nc, s.nextPID)
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Shutdown stops accepting connections, cancels the running statements, closes every
+// connection (and so its session) and waits for their goroutines, or for ctx.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.setup()
+	s.closed = true
+	for ln := range s.listeners {
+		ln.Close()
+	}
+	s.cancel()
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// cancelRequest cancels the running statement of the connection pid if key is its secret.
+func (s *Server) cancelRequest(pid uint32, key []byte) {
+	s.mu.Lock()
+	var target *conn
+	for c := range s.conns {
+		if c.pid == pid {
+			target = c
+		}
+	}
+	s.mu.Unlock()
+	if target != nil && subtle.ConstantTimeCompare(target.key, key) == 1 {
+		target.cancelStatement()
+	}
+}

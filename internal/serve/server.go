@@ -101,7 +101,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	s.wire = &pgwire.Server{Handler: handler{s}, TLS: tlsConfig, Log: s.log.wire, MaxConnections: cfg.MaxConnections}
+	s.wire = &pgwire.Server{Handler: handler{s}, TLS: tlsConfig, Log: s.log.wire, Version: Version}
 	return s, nil
 }
 
@@ -163,7 +163,7 @@ func (s *Server) openPostgres(ctx context.Context) error {
 // Serve accepts connections on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
 	s.log.printf("serving %s on %s", describe(s.cfg.Database), ln.Addr())
-	return s.wire.Serve(ln)
+	return s.wire.Serve(limitListener(ln, s.cfg.MaxConnections, s.log))
 }
 
 // Shutdown stops accepting connections, cancels running statements, closes the sessions and
@@ -277,7 +277,7 @@ type session struct {
 }
 
 // Exec runs a script once the account has a turn (at most its max_concurrent_queries run at
-// once), and logs each statement.
+// once).
 func (ss *session) Exec(ctx context.Context, script string, args ...any) ([]*engine.Result, error) {
 	if err := ss.turns.take(ctx); err != nil {
 		return nil, &sqlerr.Error{Code: sqlerr.QueryCanceled, Msg: "canceling statement while it waited for a turn: " +
@@ -285,9 +285,7 @@ func (ss *session) Exec(ctx context.Context, script string, args ...any) ([]*eng
 			Hint: "wait for the account's other statements to finish, or ask the data owner to raise max_concurrent_queries"}
 	}
 	defer ss.turns.give()
-	start := time.Now()
 	res, err := ss.e.Exec(ctx, script, args...)
-	ss.s.log.statements(ss.account, res, err, time.Since(start))
 	if err != nil && ss.owner && ss.e.Dialect() == backend.DuckDB && errors.Is(err, duckdb.ErrNotSingleSelect) {
 		err = &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Cause: err,
 			Msg:  "through dpsql serve the data owner runs queries, policy and account statements, not DDL or writes",

@@ -118,7 +118,7 @@ func (l *Ledger) Prepare(cost Budget, query string) (*Spend, error) {
 
 // Spend is one prepared charge. It can be committed once.
 type Spend struct {
-	l     *Ledger
+	l       *Ledger
 	cost    Budget
 	query   string
 	analyst string

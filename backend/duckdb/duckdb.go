@@ -16,6 +16,7 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/internal/limits"
+	"github.com/dpsql/dpsql/sqlerr"
 )
 
 var _ backend.Backend = (*DB)(nil)
@@ -90,7 +91,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	conn, err := duckdbdrv.NewConnector(dsn, nil)
 	if err != nil {
-		return nil, fmt.Errorf("duckdb: open %q: %w", path, err)
+		return nil, inUse(path, fmt.Errorf("duckdb: open %q: %w", path, err))
 	}
 	sdb := sql.OpenDB(conn) // closes conn when closed
 	conns := max(opts.MaxConns, 1)
@@ -104,9 +105,20 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	err = d.setup(ctx, opts)
 	setupMu.Unlock()
 	if err != nil {
-		return nil, errors.Join(err, sdb.Close())
+		return nil, errors.Join(inUse(path, err), sdb.Close())
 	}
 	return d, nil
+}
+
+// inUse explains DuckDB's lock error: one process at a time may hold a file, and the usual
+// other one is a running dpsql serve. Other errors are returned as they are.
+func inUse(path string, err error) error {
+	if !strings.Contains(err.Error(), "Could not set lock on file") {
+		return err
+	}
+	return &sqlerr.Error{Code: sqlerr.ObjectInUse, Cause: err,
+		Msg:  fmt.Sprintf("the database %s is in use by another process", path),
+		Hint: "if dpsql serve holds it, connect to the server with psql or any PostgreSQL client (docs/serve.md); else stop the other process"}
 }
 
 // setupMu serialises the setups of Open: opens of one file in a process share one DuckDB

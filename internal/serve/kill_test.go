@@ -16,18 +16,25 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/dpsql/dpsql"
+	"github.com/dpsql/dpsql/internal/pgtest"
+	"github.com/dpsql/dpsql/sqlerr"
 )
 
-// TestMain lets the kill test run the server in a child process: this test binary, re-run
-// with DPSQL_SERVE_CHILD set to the command's arguments.
+// TestMain lets the kill test run the server in a child process (this test binary, re-run
+// with DPSQL_SERVE_CHILD set to the command's arguments), and starts the package's
+// PostgreSQL cluster.
 func TestMain(m *testing.M) {
 	if args := os.Getenv("DPSQL_SERVE_CHILD"); args != "" {
 		stop := make(chan os.Signal, 1)
 		signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-		os.Exit(Command(strings.Split(args, "\x00"), os.Stdout, os.Stderr, stop))
+		os.Exit(Command(strings.Split(args, "\x1f"), os.Stdout, os.Stderr, stop))
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m, &pg)
 }
+
+var pg pgtest.Shared
 
 // child is a server in another process.
 type child struct {
@@ -38,7 +45,7 @@ type child struct {
 func startChild(t *testing.T, args ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "DPSQL_SERVE_CHILD="+strings.Join(append(args, "--listen", "127.0.0.1:0"), "\x00"))
+	cmd.Env = append(os.Environ(), "DPSQL_SERVE_CHILD="+strings.Join(append(args, "--listen", "127.0.0.1:0"), "\x1f"))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +81,8 @@ func TestServeKill9(t *testing.T) {
 	}
 	path := setupDuckDB(t, "OPTIONS(epsilon = 100000, delta = 1e-3)", "alice:pw:max_concurrent_queries = 8")
 	var received atomic.Int64
-	for round := 0; round < 3; round++ {
+	for round := 0; round < 4; round++ {
+		before := received.Load()
 		c := startChild(t, path)
 		url := fmt.Sprintf("postgres://alice:pw@%s/shop?sslmode=disable", c.addr)
 		var wg sync.WaitGroup
@@ -91,7 +99,7 @@ func TestServeKill9(t *testing.T) {
 				defer conn.Close(ctx)
 				for ctx.Err() == nil {
 					var n float64
-					err := conn.QueryRow(ctx, `SELECT WITH ANONYMIZATION OPTIONS(epsilon = 1, delta = 0, kappa = 1)
+					err := conn.QueryRow(ctx, `SELECT WITH ANONYMIZATION OPTIONS(epsilon = 1, delta = 1e-9, kappa = 1)
 						ANON_COUNT(*) FROM visits`).Scan(&n)
 					if err != nil {
 						return // the server is gone
@@ -100,7 +108,11 @@ func TestServeKill9(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
+		// Kill at a random moment once queries are being answered.
+		for deadline := time.Now().Add(30 * time.Second); received.Load() == before && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(rand.IntN(500)) * time.Millisecond)
 		c.cmd.Process.Kill() // SIGKILL
 		c.cmd.Wait()
 		wg.Wait()
@@ -117,6 +129,13 @@ func TestServeKill9(t *testing.T) {
 		}
 	}()
 	ctx := context.Background()
+	// Meanwhile the CLI cannot open the file, and says why.
+	if db, err := dpsql.Open(ctx, dpsql.Config{Database: path}); err == nil {
+		db.Close()
+		t.Error("a second process opened the served DuckDB file")
+	} else if se, ok := sqlerr.As(err); !ok || se.Code != sqlerr.ObjectInUse || !strings.Contains(se.Hint, "dpsql serve") {
+		t.Errorf("opening the served file: %v", err)
+	}
 	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://alice:pw@%s/shop?sslmode=disable", c.addr))
 	if err != nil {
 		t.Fatal(err)

@@ -226,7 +226,7 @@ func (h handler) Open(ctx context.Context, user string, startup map[string]strin
 	}
 	if !ok {
 		// Dropped between authentication and now.
-		return nil, &sqlerr.Error{Code: sqlerr.InvalidAuthorization, Msg: fmt.Sprintf("password authentication failed for user %q", user)}
+		return nil, &sqlerr.Error{Code: "28P01", Msg: fmt.Sprintf("password authentication failed for user %q", user)}
 	}
 	b := s.b
 	if a.Owner {

@@ -11,13 +11,17 @@ import (
 func setupPostgres(t *testing.T, budget string, accounts ...string) string {
 	t.Helper()
 	url := pg.Cluster(t).NewDatabase(t)
-	script := strings.NewReplacer(
+	ownerExec(t, url, pgScript(setupScript(budget, accounts...)))
+	return url
+}
+
+// pgScript is setupScript's text in PostgreSQL's dialect.
+func pgScript(script string) string {
+	return strings.NewReplacer(
 		"FROM range(300) r(i)", "FROM generate_series(0, 299) r(i)",
 		"FROM range(3) r(i)", "FROM generate_series(0, 2) r(i)",
 		"(i % 7)::DOUBLE", "(i % 7)::DOUBLE PRECISION",
-	).Replace(setupScript(budget, accounts...))
-	ownerExec(t, url, script)
-	return url
+	).Replace(script)
 }
 
 func TestServePostgres(t *testing.T) {

@@ -2,7 +2,9 @@ package serve
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +65,9 @@ type Server struct {
 	owner backend.Backend // owner mode for owner accounts (PostgreSQL, when the role owns the schema); nil otherwise
 	wire  *pgwire.Server
 	log   *logger
+	// secret derives unknown users' fake SCRAM verifiers (pgwire.Server.Secret); kept in the
+	// database where the server may write it, so that it survives restarts.
+	secret []byte
 
 	mu      sync.Mutex
 	running map[string]*turns // account → its statements running
@@ -101,7 +106,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	s.wire = &pgwire.Server{Handler: handler{s}, TLS: tlsConfig, Log: s.log.wire, Version: Version}
+	s.wire = &pgwire.Server{Handler: handler{s}, TLS: tlsConfig, Log: s.log.wire, Version: Version, Secret: s.secret}
 	return s, nil
 }
 
@@ -120,7 +125,11 @@ func (s *Server) openDuckDB(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := errors.Join(store.Init(ctx, own), own.Close()); err != nil {
+	err = store.Init(ctx, own)
+	if err == nil {
+		s.secret, err = serverSecret(ctx, own)
+	}
+	if err := errors.Join(err, own.Close()); err != nil {
 		return err
 	}
 	b, err := duckdb.Open(ctx, s.cfg.Database, duckdb.Options{Mode: backend.Analyst, MemoryLimit: s.cfg.MemoryLimit,
@@ -156,8 +165,44 @@ func (s *Server) openPostgres(ctx context.Context) error {
 	if err := store.Init(ctx, own); err != nil {
 		return errors.Join(err, own.Close(), b.Close())
 	}
+	if s.secret, err = serverSecret(ctx, own); err != nil {
+		return errors.Join(err, own.Close(), b.Close())
+	}
 	s.owner = own
 	return nil
+}
+
+// serverSecret reads the server's secret from dpsql.server_secret, creating it (32 random
+// bytes) the first time. A failed login of an unknown user runs SCRAM with a fake verifier
+// derived from it, so that its salt is as stable as a real account's: an attacker comparing
+// salts across restarts cannot tell unknown users from known ones. (Where the server's role
+// cannot write the table, PostgreSQL's dpsql_engine, each start makes a new secret.)
+func serverSecret(ctx context.Context, own backend.Backend) ([]byte, error) {
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	var secret []byte
+	err := own.Tx(ctx, func(q backend.Querier) error {
+		if err := q.Exec(ctx, `CREATE TABLE IF NOT EXISTS dpsql.server_secret (id BIGINT PRIMARY KEY, secret TEXT NOT NULL)`); err != nil {
+			return err
+		}
+		if err := q.Exec(ctx, `INSERT INTO dpsql.server_secret (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`,
+			hex.EncodeToString(fresh)); err != nil {
+			return err
+		}
+		rows, err := q.Query(ctx, `SELECT secret FROM dpsql.server_secret WHERE id = 1`)
+		if err != nil {
+			return err
+		}
+		text, _ := rows.Values[0][0].(string)
+		secret, err = hex.DecodeString(text)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("serve: the server's secret (dpsql.server_secret): %w", err)
+	}
+	return secret, nil
 }
 
 // Serve accepts connections on ln until Shutdown.

@@ -72,12 +72,13 @@ func ownerMemoryLimit(ctx context.Context, q backend.Querier) (int64, error) {
 // relative to script). No panic escapes it: a bug in dpsql is returned as an error with
 // SQLSTATE XX000 (sqlerr.InternalError).
 //
-// args are the values of the script's @name query parameters, given as database/sql named
-// arguments: db.Exec(ctx, "... CLAMPED BETWEEN @lo AND @hi ...", sql.Named("lo", 0),
-// sql.Named("hi", 100)). Values may be nil, bool, integers, float64, string, *big.Int,
-// *big.Rat (NUMERIC) or time.Time (TIMESTAMP). A parameter is bound as a typed literal
-// before the query is analyzed, so every privacy check sees its value; a @name without a
-// value is an error at its position (SQLSTATE 42P02).
+// args are the values of the script's query parameters: for @name parameters database/sql
+// named arguments, db.Exec(ctx, "... CLAMPED BETWEEN @lo AND @hi ...", sql.Named("lo", 0),
+// sql.Named("hi", 100)); for $1, $2, ... plain values in order, db.Exec(ctx, "... CLAMPED
+// BETWEEN $1 AND $2 ...", 0, 100); not both in one call. Values may be nil, bool, integers,
+// float64, string, *big.Int, *big.Rat (NUMERIC) or time.Time (TIMESTAMP). A parameter is bound
+// as a typed literal before the query is analyzed, so every privacy check sees its value; a
+// @name or $n without a value, and a positional value no $n uses, are errors (SQLSTATE 42P02).
 func (db *DB) Exec(ctx context.Context, script string, args ...any) (res []*Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {

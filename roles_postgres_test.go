@@ -136,12 +136,17 @@ func TestDocumentedRoles(t *testing.T) {
 		"INSERT INTO dpsql.limits VALUES (2, NULL, NULL)",
 		"DELETE FROM dpsql.limits",
 		"TRUNCATE dpsql.limits",
+		"UPDATE dpsql.analysts SET spent_epsilon = 0",
+		"INSERT INTO dpsql.analysts (name, verifier, created_at) VALUES ('eve', 'x', now())",
+		"DELETE FROM dpsql.analysts",
+		"UPDATE dpsql.policy SET generation = 0",
 		"CREATE TABLE public.mine (a INT)",
 		"CREATE TABLE dpsql.mine (a INT)",
 		"CREATE TEMP TABLE mine (a INT)",
 		"CREATE SCHEMA mine",
 		"CREATE OR REPLACE FUNCTION dpsql.fits(total DOUBLE PRECISION, spent DOUBLE PRECISION, cost DOUBLE PRECISION) RETURNS BOOLEAN LANGUAGE sql AS 'SELECT TRUE'",
 		"ALTER FUNCTION dpsql.spend(DOUBLE PRECISION, DOUBLE PRECISION, TEXT) SECURITY INVOKER",
+		"ALTER FUNCTION dpsql.spend(DOUBLE PRECISION, DOUBLE PRECISION, TEXT, TEXT) SECURITY INVOKER",
 		"SELECT dpsql.fits(1, 0, 1)",
 		"SET ROLE dpsql_owner",
 	} {
@@ -151,6 +156,7 @@ func TestDocumentedRoles(t *testing.T) {
 	for _, cost := range [][2]any{{-1.0, 0.0}, {0.0, -1e-9}, {math.NaN(), 0.0}, {math.Inf(1), 0.0},
 		{0.1, 1.5}, {0.1, math.NaN()}, {nil, 0.0}, {0.1, nil}} {
 		refused("22023", "SELECT * FROM dpsql.spend($1, $2, 'x')", cost[0], cost[1])
+		refused("22023", "SELECT * FROM dpsql.spend($1, $2, 'x', 'ann')", cost[0], cost[1])
 	}
 	refused("22004", "SELECT * FROM dpsql.spend(0.1, 0, NULL)")
 
@@ -205,34 +211,7 @@ func TestDocumentedRoles(t *testing.T) {
 
 	// Concurrent spends through the function, from 8 plain connections (READ COMMITTED,
 	// autocommit): 9 left, 0.25 each, so exactly 36 of 64 attempts are recorded.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	recorded := 0
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cc, err := pgx.Connect(ctx, engineURL)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer cc.Close(ctx)
-			for range 8 {
-				var ok bool
-				if err := cc.QueryRow(ctx, "SELECT recorded FROM dpsql.spend(0.25, 0, 'concurrent')").Scan(&ok); err != nil {
-					t.Error(err)
-					return
-				}
-				if ok {
-					mu.Lock()
-					recorded++
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	recorded := spendFrom8(t, engineURL, "SELECT recorded FROM dpsql.spend(0.25, 0, 'concurrent')")
 	if err := ownerConn.QueryRow(ctx, `SELECT spent_epsilon, (SELECT count(*) FROM dpsql.charges) FROM dpsql.budget`).Scan(&spent, &charges); err != nil {
 		t.Fatal(err)
 	}
@@ -245,4 +224,65 @@ func TestDocumentedRoles(t *testing.T) {
 	if e, ok := sqlerr.As(err); !ok || e.Code != sqlerr.BudgetExhausted {
 		t.Errorf("query over the budget: %v, want %s", err, sqlerr.BudgetExhausted)
 	}
+
+	// An analyst's account (dpsql serve): the engine role reads it and spends through the
+	// function, which keeps the allowance under concurrency: 2 of allowance, 0.25 each, so
+	// exactly 8 of 64 attempts are recorded although the database has 10 more.
+	owner, err = dpsql.Open(ctx, dpsql.Config{Database: ownerURL, Owner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Exec(ctx, `SET BUDGET OPTIONS(epsilon=20, delta=1e-5); CREATE ANALYST ann PASSWORD 'pw' OPTIONS(epsilon=2)`); err != nil {
+		t.Fatal(err)
+	}
+	owner.Close()
+	var verifier string
+	if err := conn.QueryRow(ctx, "SELECT verifier FROM dpsql.analysts WHERE name = 'ann'").Scan(&verifier); err != nil ||
+		!strings.HasPrefix(verifier, "SCRAM-SHA-256$") {
+		t.Errorf("dpsql_engine reads ann's verifier: %q, %v", verifier, err)
+	}
+	recorded = spendFrom8(t, engineURL, "SELECT recorded FROM dpsql.spend(0.25, 0, 'concurrent', 'ann')")
+	var annSpent float64
+	if err := ownerConn.QueryRow(ctx, `SELECT b.spent_epsilon, a.spent_epsilon, (SELECT count(*) FROM dpsql.charges WHERE analyst = 'ann')
+		FROM dpsql.budget b, dpsql.analysts a WHERE a.name = 'ann'`).Scan(&spent, &annSpent, &charges); err != nil {
+		t.Fatal(err)
+	}
+	if recorded != 8 || annSpent != 2 || spent != 12 || charges != 8 {
+		t.Errorf("concurrent spends of ann: %d recorded, ann spent %g, the database %g, %d charges; want 8, 2, 12, 8", recorded, annSpent, spent, charges)
+	}
+}
+
+// spendFrom8 runs spend (a query of dpsql.spend's recorded column) 8 times on each of 8 plain
+// connections to url at once and returns how many charges were recorded.
+func spendFrom8(t *testing.T, url, spend string) int {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	recorded := 0
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cc, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer cc.Close(ctx)
+			for range 8 {
+				var ok bool
+				if err := cc.QueryRow(ctx, spend).Scan(&ok); err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					recorded++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return recorded
 }

@@ -26,14 +26,38 @@ var ErrSpent = errors.New("ledger: this spend was already committed; prepare a n
 // Store is; the Store's transactions make concurrent spends from several processes safe.
 type Ledger struct {
 	s Store
+	// analyst is the account whose allowance binds the spends too ("" : none).
+	analyst string
 }
 
 // New returns a Ledger over s.
 func New(s Store) *Ledger { return &Ledger{s: s} }
 
-// Status reads the budget.
+// For returns the ledger of analyst's account over the same Store: its spends must fit the
+// analyst's allowance as well as the total, are recorded with the analyst's name, and its
+// Status has Account set. The Store must be an AccountStore (else Status fails and every
+// spend is refused). For("") is a ledger without an account.
+func (l *Ledger) For(analyst string) *Ledger { return &Ledger{s: l.s, analyst: analyst} }
+
+// Analyst is the account of the ledger ("" for none), see For.
+func (l *Ledger) Analyst() string { return l.analyst }
+
+// Status reads the budget, and the account's allowance for a ledger of an account (For).
 func (l *Ledger) Status(ctx context.Context) (Status, error) {
-	return l.s.Status(ctx)
+	if l.analyst == "" {
+		return l.s.Status(ctx)
+	}
+	as, ok := l.s.(AccountStore)
+	if !ok {
+		return Status{}, errNoAccounts(l.analyst)
+	}
+	return as.StatusOf(ctx, l.analyst)
+}
+
+func errNoAccounts(analyst string) error {
+	return sqlerr.New(sqlerr.Pos{}, sqlerr.ObjectNotInPrerequisite,
+		"this ledger keeps no analyst accounts, so it cannot charge analyst %s", analyst).
+		WithHint("use a ledger in a database the data owner opened with this version of dpsql")
 }
 
 // SetTotal sets the total budget. total must be finite with epsilon > 0 and delta in [0, 1).
@@ -89,14 +113,15 @@ func (l *Ledger) Prepare(cost Budget, query string) (*Spend, error) {
 	if err := validCost(cost); err != nil {
 		return nil, err
 	}
-	return &Spend{l: l, cost: cost, query: query}, nil
+	return &Spend{l: l, cost: cost, query: query, analyst: l.analyst}, nil
 }
 
 // Spend is one prepared charge. It can be committed once.
 type Spend struct {
-	l     *Ledger
-	cost  Budget
-	query string
+	l       *Ledger
+	cost    Budget
+	query   string
+	analyst string
 
 	mu   sync.Mutex
 	used bool
@@ -117,16 +142,40 @@ func (s *Spend) Commit(ctx context.Context) (Status, error) {
 	if used {
 		return Status{}, ErrSpent
 	}
-	c := Charge{Cost: s.cost, Query: s.query, At: time.Now().UTC()}
-	return s.l.s.Spend(ctx, c, func(st Status) error { return Allow(st, s.cost) })
+	c := Charge{Cost: s.cost, Query: s.query, At: time.Now().UTC(), Analyst: s.analyst}
+	return s.l.s.Spend(ctx, c, func(st Status) error {
+		if s.analyst != "" && (st.Account == nil || st.Account.Name != s.analyst) {
+			// A Store that does not know accounts would let the analyst overspend the allowance.
+			return errNoAccounts(s.analyst)
+		}
+		return Allow(st, s.cost)
+	})
 }
 
 // Allow reports whether cost may be spent given st: nil if so, otherwise the refusal that
 // Commit returns. Store implementations call it (through Commit) inside their transaction.
+//
+// With an account (st.Account), the cost must fit the analyst's allowance and the database's
+// total, and the refusal says which of them it does not fit and what is left; a dropped
+// account spends nothing. The allowance binds also when the owner lifted the total's limit.
 func Allow(st Status, cost Budget) error {
 	if !st.Set {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.ObjectNotInPrerequisite,
 			"no privacy budget has been set for this database").WithHint(NoBudgetHint)
+	}
+	if a := st.Account; a != nil {
+		if !a.Exists {
+			return sqlerr.New(sqlerr.Pos{}, sqlerr.InsufficientPrivilege,
+				"analyst account %s no longer exists: it cannot spend privacy budget", a.Name).
+				WithHint("the data owner dropped the account; ask them to create it again, then log in again")
+		}
+		if a.LimitEpsilon && !fits(a.Allowance.Epsilon, a.Spent.Epsilon, cost.Epsilon) ||
+			a.LimitDelta && !fits(a.Allowance.Delta, a.Spent.Delta, cost.Delta) {
+			return sqlerr.New(sqlerr.Pos{}, sqlerr.BudgetExhausted,
+				"your privacy allowance is exhausted: this query costs %s; your allowance (analyst %s) has %s left",
+				cost, a.Name, st.AccountRemaining()).
+				WithHint("lower epsilon (or delta) in the query's OPTIONS, or ask the data owner to raise your allowance (ALTER ANALYST %s SET OPTIONS(epsilon=...))", a.Name)
+		}
 	}
 	if st.Unlimited {
 		return nil
@@ -135,6 +184,11 @@ func Allow(st Status, cost Budget) error {
 		return nil
 	}
 	r := st.Remaining()
+	if st.Account != nil {
+		return sqlerr.New(sqlerr.Pos{}, sqlerr.BudgetExhausted,
+			"the database's privacy budget is exhausted: this query costs %s; the database has %s left for all analysts", cost, r).
+			WithHint("lower epsilon (or delta) in the query's OPTIONS, or ask the data owner to raise the database's budget")
+	}
 	return sqlerr.New(sqlerr.Pos{}, sqlerr.BudgetExhausted,
 		"privacy budget exhausted: this query costs %s; the database has %s left", cost, r).
 		WithHint("lower epsilon (or delta) in the query's OPTIONS, or ask the data owner to raise the budget")

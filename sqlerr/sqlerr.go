@@ -50,7 +50,9 @@ const (
 	QueryCanceled           = "57014"
 	DataException           = "22000"
 	InvalidTextRepresent    = "22P02"
-	UndefinedParameter      = "42P02" // a @name query parameter without a value
+	UndefinedParameter      = "42P02" // a @name or $n query parameter without a value
+	UndefinedObject         = "42704" // e.g. an analyst account that does not exist
+	DuplicateObject         = "42710" // e.g. an analyst account that exists already
 	ObjectNotInPrerequisite = "55000" // e.g. no budget has been set
 	UndefinedFile           = "58P01" // a file a relation reads does not exist
 )

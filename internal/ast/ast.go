@@ -93,7 +93,33 @@ type SetLimitsStmt struct {
 // ShowStmt is SHOW BUDGET, SHOW TABLES (the relations an analyst may use) or SHOW POLICY.
 type ShowStmt struct {
 	span
-	What string // upper case: "BUDGET", "TABLES", "POLICY", "LIMITS"
+	What string // upper case: "BUDGET", "TABLES", "POLICY", "LIMITS", "ANALYSTS"
+}
+
+// CreateAnalystStmt is the owner's CREATE ANALYST name PASSWORD 'secret' [OPTIONS(...)]: an
+// analyst's account for dpsql serve. The password is printed as '********' (Format), so no
+// printed form of the statement holds it.
+type CreateAnalystStmt struct {
+	span
+	Name     *Ident
+	Password *Literal // a string literal (or a parameter's value)
+	Options  []*Option
+}
+
+// AlterAnalystStmt is the owner's ALTER ANALYST name [PASSWORD 'new'] [SET OPTIONS(...)], with
+// at least one of the two.
+type AlterAnalystStmt struct {
+	span
+	Name     *Ident
+	Password *Literal // nil: unchanged
+	Options  []*Option
+}
+
+// DropAnalystStmt is the owner's DROP ANALYST [IF EXISTS] name.
+type DropAnalystStmt struct {
+	span
+	IfExists bool
+	Name     *Ident
 }
 
 // RawStmt is any other statement, kept as text with its first keyword (upper case). The
@@ -104,14 +130,17 @@ type RawStmt struct {
 	Text    string
 }
 
-func (*QueryStmt) stmt()        {}
-func (*ExplainStmt) stmt()      {}
-func (*CreateStmt) stmt()       {}
-func (*AlterOptionsStmt) stmt() {}
-func (*SetBudgetStmt) stmt()    {}
-func (*SetLimitsStmt) stmt()    {}
-func (*ShowStmt) stmt()         {}
-func (*RawStmt) stmt()          {}
+func (*QueryStmt) stmt()         {}
+func (*ExplainStmt) stmt()       {}
+func (*CreateStmt) stmt()        {}
+func (*AlterOptionsStmt) stmt()  {}
+func (*SetBudgetStmt) stmt()     {}
+func (*SetLimitsStmt) stmt()     {}
+func (*ShowStmt) stmt()          {}
+func (*RawStmt) stmt()           {}
+func (*CreateAnalystStmt) stmt() {}
+func (*AlterAnalystStmt) stmt()  {}
+func (*DropAnalystStmt) stmt()   {}
 
 // Option is name = value in an OPTIONS(...) list.
 type Option struct {
@@ -606,3 +635,6 @@ func (*Tuple) expr()        {}
 func (*Paren) expr()        {}
 func (*Subquery) expr()     {}
 func (*Exists) expr()       {}
+
+// RedactedPassword is how Format prints an analyst's password: never the password itself.
+const RedactedPassword = "'********'"

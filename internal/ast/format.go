@@ -269,6 +269,30 @@ func (p *Printer) Default(n Node) {
 		p.options(n.Options)
 	case *ShowStmt:
 		p.WriteString("SHOW " + n.What)
+	case *CreateAnalystStmt:
+		p.WriteString("CREATE ANALYST ")
+		p.Print(n.Name)
+		p.WriteString(" PASSWORD " + RedactedPassword)
+		if len(n.Options) > 0 {
+			p.WriteString(" ")
+			p.options(n.Options)
+		}
+	case *AlterAnalystStmt:
+		p.WriteString("ALTER ANALYST ")
+		p.Print(n.Name)
+		if n.Password != nil {
+			p.WriteString(" PASSWORD " + RedactedPassword)
+		}
+		if n.Options != nil {
+			p.WriteString(" SET ")
+			p.options(n.Options)
+		}
+	case *DropAnalystStmt:
+		p.WriteString("DROP ANALYST ")
+		if n.IfExists {
+			p.WriteString("IF EXISTS ")
+		}
+		p.Print(n.Name)
 	case *RawStmt:
 		p.WriteString(n.Text)
 	case *ReleasedRows:

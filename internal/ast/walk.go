@@ -32,6 +32,24 @@ func Children(n Node) []Node {
 		for _, o := range n.Options {
 			c.add(o)
 		}
+	case *CreateAnalystStmt:
+		c.add(n.Name)
+		if n.Password != nil {
+			c.add(n.Password)
+		}
+		for _, o := range n.Options {
+			c.add(o)
+		}
+	case *AlterAnalystStmt:
+		c.add(n.Name)
+		if n.Password != nil {
+			c.add(n.Password)
+		}
+		for _, o := range n.Options {
+			c.add(o)
+		}
+	case *DropAnalystStmt:
+		c.add(n.Name)
 	case *Option:
 		c.add(n.Name)
 		c.expr(n.Value)

@@ -58,8 +58,11 @@ func (r *recorder) take(hook func(ctx context.Context, sql string) error) []stri
 }
 
 // readsNoRow reports whether a statement is one of the checks that run before the charge:
-// wrapped in LIMIT 0, so the database reads no row.
-func readsNoRow(sql string) bool { return strings.HasSuffix(strings.TrimSpace(sql), "LIMIT 0") }
+// wrapped in LIMIT 0, so the database reads no row, or the read of the policy generation that
+// starts each statement (dpsql's own state, no data).
+func readsNoRow(sql string) bool {
+	return strings.HasSuffix(strings.TrimSpace(sql), "LIMIT 0") || strings.HasPrefix(sql, "SELECT generation FROM dpsql.policy ")
+}
 
 // failing releases exactly, except that releasing a group of more than 50 units fails (or
 // panics): a Go error after selection whose occurrence depends on the data.

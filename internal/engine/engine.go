@@ -46,6 +46,10 @@ type Options struct {
 	// Ledger, when set, is the budget ledger instead of the one in Backend's dpsql schema
 	// (dpsql-beam --ledger: a DuckDB file or PostgreSQL database shared with other runs).
 	Ledger *ledger.Ledger
+	// Analyst is the account the engine serves (dpsql serve's logged-in analyst; "" for the
+	// command line and the Go API). Its charges must fit the account's allowance as well as the
+	// database's total and are recorded with its name; SHOW BUDGET shows the account's share.
+	Analyst string
 }
 
 // DefaultAnalystTimeout bounds each analyst statement when Options.StatementTimeout is 0. An
@@ -64,6 +68,8 @@ type Engine struct {
 	// bound is set while Exec runs a script given query parameters: the owner's raw queries
 	// are then printed from the tree (which holds the values) instead of sent as written.
 	bound bool
+	// gen is the policy generation cat was loaded at (store.PolicyGeneration, see refresh).
+	gen int64
 }
 
 // New opens an engine on o.Backend: the owner's engine creates dpsql's schema if needed; an
@@ -79,6 +85,9 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	e := &Engine{o: o, b: o.Backend, ledger: o.Ledger}
 	if e.ledger == nil {
 		e.ledger = ledger.New(store.NewLedgerStore(o.Backend))
+	}
+	if o.Analyst != "" {
+		e.ledger = e.ledger.For(o.Analyst)
 	}
 	if o.Owner {
 		// Being the owner is a property of the database role (PostgreSQL), not of the flag.
@@ -124,11 +133,17 @@ func (e *Engine) applyLimits(ctx context.Context) error {
 }
 
 func (e *Engine) reload(ctx context.Context) error {
+	// The generation first: a change committed while the catalog loads is loaded again at
+	// the next statement.
+	gen, err := store.PolicyGeneration(ctx, e.b)
+	if err != nil {
+		return err
+	}
 	cat, err := store.LoadCatalog(ctx, e.b)
 	if err != nil {
 		return err
 	}
-	e.cat = cat
+	e.cat, e.gen = cat, gen
 	return nil
 }
 
@@ -161,10 +176,14 @@ func (e *Engine) Close() error { return e.b.Close() }
 // dpsql does not escape: it becomes an internal error (SQLSTATE XX000) whose Cause is a
 // *PanicError.
 //
-// args are the values of the script's @name query parameters, each a database/sql
-// NamedArg (sql.Named("lower", 1)) whose value parser.ParamOf accepts. They are bound by
-// the parser as typed literals, before any analysis: a parameter is the analyst's input,
-// public, and every check sees its value.
+// args are the values of the script's query parameters: either all database/sql NamedArgs
+// (sql.Named("lower", 1)) for @name parameters, or all plain values for $1, $2, ... in order;
+// each value one parser.ParamOf accepts. They are bound by the parser as typed literals,
+// before any analysis: a parameter is the analyst's input, public, and every check sees its
+// value.
+//
+// Before each statement the engine loads the catalog again if the privacy policy changed
+// since it loaded it (another session's or process's policy statement).
 func (e *Engine) Exec(ctx context.Context, script string, args ...any) (results []*Result, err error) {
 	var at sqlerr.Pos
 	defer func() {
@@ -184,7 +203,10 @@ func (e *Engine) Exec(ctx context.Context, script string, args ...any) (results 
 	defer func() { e.bound = false }()
 	for _, st := range stmts {
 		at = st.Span().Start
-		text := stmtText(script, st)
+		text := redacted(st, stmtText(script, st))
+		if err := e.refresh(ctx); err != nil {
+			return results, e.dbError(ctx, err, st)
+		}
 		sctx, cancel := ctx, context.CancelFunc(func() {})
 		if d := e.timeout(); d > 0 {
 			sctx, cancel = context.WithTimeout(ctx, d)
@@ -200,17 +222,33 @@ func (e *Engine) Exec(ctx context.Context, script string, args ...any) (results 
 	return results, nil
 }
 
-// Params reads Exec's args: each a database/sql NamedArg with a non-empty name, given once.
+// Params reads Exec's args: each a database/sql NamedArg with a non-empty name, given once,
+// or each a plain value, the value of $1, $2, ... in order. Named and positional values
+// cannot be mixed.
 func Params(args []any) (parser.Params, error) {
 	if len(args) == 0 {
 		return nil, nil
 	}
 	params := make(parser.Params, len(args))
+	_, named := args[0].(sql.NamedArg)
 	for i, a := range args {
 		na, ok := a.(sql.NamedArg)
-		if !ok || na.Name == "" {
+		if ok != named {
+			return nil, &sqlerr.Error{Code: sqlerr.InvalidParameterValue,
+				Msg:  fmt.Sprintf("query parameter %d mixes named and positional values", i+1),
+				Hint: `give either only sql.Named("name", value) values, for @name, or only plain values, for $1, $2, ...`}
+		}
+		if !named {
+			p, err := parser.ParamOf(a)
+			if err != nil {
+				return nil, &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Msg: fmt.Sprintf("query parameter $%d: %v", i+1, err), Hint: paramTypesHint}
+			}
+			params[parser.Positional(i+1)] = p
+			continue
+		}
+		if na.Name == "" {
 			return nil, &sqlerr.Error{Code: sqlerr.UndefinedParameter,
-				Msg:  fmt.Sprintf("query parameter %d is not named (positional parameters are not supported)", i+1),
+				Msg:  fmt.Sprintf("query parameter %d has an empty name", i+1),
 				Hint: `name each parameter with sql.Named("name", value) and write @name in the query`}
 		}
 		key := strings.ToLower(na.Name)
@@ -219,12 +257,14 @@ func Params(args []any) (parser.Params, error) {
 		}
 		p, err := parser.ParamOf(na.Value)
 		if err != nil {
-			return nil, &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Msg: fmt.Sprintf("query parameter @%s: %v", na.Name, err)}
+			return nil, &sqlerr.Error{Code: sqlerr.InvalidParameterValue, Msg: fmt.Sprintf("query parameter @%s: %v", na.Name, err), Hint: paramTypesHint}
 		}
 		params[key] = p
 	}
 	return params, nil
 }
+
+const paramTypesHint = "give a bool, an integer, a finite float, a string, a time.Time, a *big.Rat or *big.Int, nil, or a parser.Param"
 
 // timeout is the limit of one statement (0: none), see Options.StatementTimeout: for an
 // analyst, the stricter of the process's and the data owner's.
@@ -301,6 +341,12 @@ func (e *Engine) stmt(ctx context.Context, st ast.Stmt, text string) (*Result, e
 		return e.show(ctx, s)
 	case *ast.RawStmt:
 		return e.raw(ctx, s)
+	case *ast.CreateAnalystStmt:
+		return e.createAnalyst(ctx, s)
+	case *ast.AlterAnalystStmt:
+		return e.alterAnalyst(ctx, s)
+	case *ast.DropAnalystStmt:
+		return e.dropAnalyst(ctx, s)
 	}
 	return nil, fmt.Errorf("engine: unexpected statement %T", st)
 }
@@ -502,6 +548,9 @@ func run(ctx context.Context, prep *exec.Prepared, b backend.Backend) (res *exec
 }
 
 func chargeNotice(cost ledger.Budget, st ledger.Status) string {
+	if a := st.Account; a != nil && (a.LimitEpsilon || a.LimitDelta || !st.Unlimited) {
+		return fmt.Sprintf("charged %s; you have %s left (analyst %s)", cost, st.AccountRemaining(), a.Name)
+	}
 	if st.Unlimited {
 		return fmt.Sprintf("charged %s; the budget limit is lifted (spent so far: %s)", cost, st.Spent)
 	}

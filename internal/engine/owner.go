@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
@@ -107,6 +106,9 @@ func (e *Engine) create(ctx context.Context, s *ast.CreateStmt) (*Result, error)
 	fmt.Fprintf(&b, "%s %s AS %s", s.Kind, quotedPath(s.Name), s.Body)
 	err = e.b.Tx(ctx, func(q backend.Querier) error {
 		if err := q.Exec(ctx, b.String()); err != nil {
+			return err
+		}
+		if err := store.BumpPolicy(ctx, q); err != nil { // the relation's columns may have changed
 			return err
 		}
 		return pol.apply(ctx, q, name)
@@ -234,15 +236,19 @@ func (e *Engine) show(ctx context.Context, s *ast.ShowStmt) (*Result, error) {
 		if st.Unlimited {
 			r.Notices = append(r.Notices, "the budget limit is lifted (non-private test data)")
 		}
-		rem := st.Remaining()
-		// Sums of float64 costs carry rounding noise (9.900000000000001e-05); show 15 digits.
-		r15 := func(v float64) float64 {
-			f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 15, 64), 64)
-			return f
+		if st.Account != nil {
+			if !st.Account.Exists {
+				r.Notices = append(r.Notices, "analyst account "+st.Account.Name+" no longer exists: this session cannot spend")
+			}
+			r.Rows = budgetRows(st)
+			return r, nil
 		}
+		rem := st.Remaining()
 		r.Rows = [][]any{{"total", st.Total.Epsilon, st.Total.Delta}, {"spent", r15(st.Spent.Epsilon), r15(st.Spent.Delta)},
 			{"remaining", r15(rem.Epsilon), r15(rem.Delta)}}
 		return r, nil
+	case "ANALYSTS":
+		return e.showAnalysts(ctx, s)
 	case "LIMITS":
 		return e.showLimits(ctx)
 	case "TABLES", "POLICY":
@@ -260,8 +266,12 @@ func (e *Engine) show(ctx context.Context, s *ast.ShowStmt) (*Result, error) {
 		}
 		return r, nil
 	}
-	return nil, sqlerr.New(s.Span().Start, sqlerr.SyntaxError, "SHOW %s is not supported", s.What).WithHint("SHOW BUDGET, SHOW LIMITS or SHOW TABLES")
+	return nil, sqlerr.New(s.Span().Start, sqlerr.SyntaxError, "SHOW %s is not supported", s.What).WithHint("SHOW BUDGET, SHOW LIMITS, SHOW TABLES or SHOW ANALYSTS")
 }
+
+// changesCatalog are the first keywords of the owner's raw statements that may change the
+// relations or columns of the catalog (DuckDB's ATTACH, DETACH and IMPORT too).
+var changesCatalog = map[string]bool{"CREATE": true, "ALTER": true, "DROP": true, "ATTACH": true, "DETACH": true, "IMPORT": true}
 
 func (e *Engine) raw(ctx context.Context, s *ast.RawStmt) (*Result, error) {
 	if err := e.needOwner(s, s.Keyword+" statements"); err != nil {
@@ -272,6 +282,12 @@ func (e *Engine) raw(ctx context.Context, s *ast.RawStmt) (*Result, error) {
 		return nil, err
 	}
 	if s.Keyword != "SELECT" && s.Keyword != "WITH" {
+		if changesCatalog[strings.ToUpper(s.Keyword)] {
+			// Relations and columns may have changed: other sessions load the catalog again.
+			if err := e.b.Tx(ctx, func(q backend.Querier) error { return store.BumpPolicy(ctx, q) }); err != nil {
+				return nil, err
+			}
+		}
 		if err := e.reload(ctx); err != nil {
 			return nil, err
 		}

@@ -8,10 +8,16 @@
 // three spellings of anonymized aggregation (ZetaSQL's WITH ANONYMIZATION with CLAMPED
 // BETWEEN, the thesis form with trailing bounds, and GoogleSQL's WITH DIFFERENTIAL_PRIVACY
 // with named arguments), EXPLAIN, and the owner's policy statements (CREATE ... OPTIONS(...)
-// AS, ALTER ... SET OPTIONS, SET BUDGET, SET LIMITS, SHOW). Any other statement is kept as text in an
-// *ast.RawStmt for the engine to pass on or refuse.
+// AS, ALTER ... SET OPTIONS, SET BUDGET, SET LIMITS, SHOW) and account statements (CREATE,
+// ALTER and DROP ANALYST, which must always parse: their text holds a password, so it is never
+// passed on, and none of their errors quotes a token). Any other statement is kept as text in
+// an *ast.RawStmt for the engine to pass on or refuse.
+//
+// Query parameters (ParseParams) are written @name or $1, $2, ...; each becomes its value's
+// typed literal where it is written.
 //
 // Guarantees: Parse never panics and never loops on any input (nesting deeper than
 // MaxDepth is an error); every node has its Span; every tree it returns prints (ast.Format)
-// to text that parses back to the same tree. The fuzz tests check all three.
+// to text that parses back to the same tree (but for analysts' passwords, which print as
+// ast.RedactedPassword). The fuzz tests check all three.
 package parser

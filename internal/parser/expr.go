@@ -340,8 +340,11 @@ func (p *parser) parsePrimary() ast.Expr {
 		if t.Val == "[" {
 			return p.arrayLit(start, false)
 		}
-		if t.Val == "?" || t.Val == "$" {
-			p.notSupported(t.Pos, "name the parameter: @name", "positional query parameters are not supported")
+		if t.Val == "$" {
+			return p.positional()
+		}
+		if t.Val == "?" {
+			p.notSupported(t.Pos, "write $1, $2, ... or @name", "? query parameters are not supported")
 		}
 		p.unexpected("an expression")
 	case tQIdent:

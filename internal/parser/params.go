@@ -13,7 +13,8 @@ import (
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
-// Params are the values of a script's named query parameters (@name), by name. Names are
+// Params are the values of a script's query parameters: named ones (@name) by name, and
+// positional ones ($1, $2, ...) under the keys "$1", "$2", ... (Positional). Names are
 // case-insensitive, as in GoogleSQL: keys are compared after strings.ToLower.
 //
 // A parameter is the analyst's own input, so it is public: the parser puts a typed literal
@@ -205,10 +206,68 @@ func (p Param) expr(sp ast.Span) ast.Expr {
 	return lit(ast.StringLit, p.Text)
 }
 
-// ParseParams is Parse (or Lenient, when lenient) with query parameters: each @name is
-// replaced by its value's literal. A @name without a value is an error at its position.
+// Positional returns the key of the positional parameter $n in Params.
+func Positional(n int) string { return "$" + strconv.Itoa(n) }
+
+// ParseParams is Parse (or Lenient, when lenient) with query parameters: each @name and $n is
+// replaced by its value's literal. A @name or $n without a value is an error at its position
+// (SQLSTATE 42P02), and so is a positional value that no $n of the script uses (PostgreSQL
+// refuses more values than the statement has parameters): the owner's statements that dpsql
+// passes to the database as written take no parameters.
 func ParseParams(src string, params Params, lenient bool) ([]ast.Stmt, error) {
-	return parseScriptParams(src, lenient, params)
+	used := map[string]bool{}
+	stmts, err := parseScriptParams(src, lenient, params, used)
+	if err != nil {
+		return stmts, err
+	}
+	for n := 1; ; n++ {
+		key := Positional(n)
+		if _, ok := params[key]; !ok {
+			break
+		}
+		if !used[key] {
+			return nil, &sqlerr.Error{Code: sqlerr.UndefinedParameter,
+				Msg: fmt.Sprintf("a value is given for query parameter %s, but the statements have no %s", key, key),
+				Hint: "give as many values as the statements have positional parameters ($1, $2, ...); " +
+					"statements that dpsql passes to the database as written (the owner's DDL and DML) take none"}
+		}
+	}
+	return stmts, nil
+}
+
+// positional parses $n at the current token (the "$").
+func (p *parser) positional() ast.Expr {
+	at := p.tok()
+	num := p.peek(1)
+	n, err := strconv.Atoi(num.Text)
+	if num.Kind != tNumber || num.Pos.Offset != at.End.Offset || err != nil || n < 1 {
+		p.notSupported(at.Pos, "write a positional query parameter as $1, $2, ...", "%q is not a query parameter", at.Text)
+	}
+	p.i += 2
+	key := Positional(n)
+	if p.used != nil {
+		p.used[key] = true
+	}
+	v, ok := p.params[key]
+	if !ok {
+		e := sqlerr.New(at.Pos, sqlerr.UndefinedParameter, "query parameter %s has no value", key)
+		given := 0
+		for ; ; given++ {
+			if _, ok := p.params[Positional(given+1)]; !ok {
+				break
+			}
+		}
+		switch {
+		case given > 0:
+			e.Hint = fmt.Sprintf("%d positional values are given, for $1 to $%d", given, given)
+		case len(p.params) > 0:
+			e.Hint = "the parameters given are named: write @name, or give positional values only"
+		default:
+			e.Hint = "supply its value: the arguments after the query in Go (engine.Exec(ctx, query, v1, v2)), or a bound value in the PostgreSQL protocol"
+		}
+		p.fail(e)
+	}
+	return v.expr(p.spanFrom(at.Pos))
 }
 
 // param parses @name at the current token (the "@").
@@ -224,7 +283,7 @@ func (p *parser) param() ast.Expr {
 		key = name.Val
 	}
 	v, ok := p.params[strings.ToLower(key)]
-	if !ok {
+	if !ok || strings.HasPrefix(key, "$") {
 		e := sqlerr.New(at.Pos, sqlerr.UndefinedParameter, "query parameter @%s has no value", key)
 		if len(p.params) == 0 {
 			e.Hint = "supply it: --parameter " + key + ":TYPE:VALUE on the command line, sql.Named(\"" + key + "\", value) in Go"

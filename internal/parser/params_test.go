@@ -42,3 +42,47 @@ func TestParams(t *testing.T) {
 		}
 	}
 }
+
+// $n is the positional parameter n, wherever @name may stand; a $n without a value, and a
+// value that no $n uses, are errors (SQLSTATE 42P02).
+func TestPositionalParams(t *testing.T) {
+	params := Params{Positional(1): {Type: "INT64", Text: "-1"}, Positional(2): {Type: "STRING", Text: "x"}}
+	stmts, err := ParseParams("SELECT k, $2 FROM t WHERE v > $1 GROUP BY $1; SELECT $02", params, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ast.Format(stmts[0].(*ast.QueryStmt).Query) + "; " + ast.Format(stmts[1].(*ast.QueryStmt).Query)
+	if want := "SELECT k, 'x' FROM t WHERE v > CAST(-1 AS INT64) GROUP BY CAST(-1 AS INT64); SELECT 'x'"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	for _, c := range []struct{ src, msg, hint string }{
+		{"SELECT $1, $3", "1:12: query parameter $3 has no value", "2 positional values are given, for $1 to $2"},
+		{"SELECT $1", "a value is given for query parameter $2, but the statements have no $2", "statements that dpsql passes"},
+		{"SELECT $ 1", "1:8: \"$\" is not a query parameter", "$1, $2"},
+		{"SELECT $0, $1, $2", "1:8: \"$\" is not a query parameter", "$1, $2"},
+	} {
+		_, err := ParseParams(c.src, params, false)
+		e, ok := err.(interface{ Error() string })
+		if !ok || !strings.Contains(e.Error(), c.msg) || !strings.Contains(e.Error(), c.hint) {
+			t.Errorf("%s: %v", c.src, err)
+		}
+	}
+	// A raw statement of the owner is sent as written: it uses none.
+	if _, err := ParseParams("INSERT INTO t VALUES ($1, $2)", params, true); err == nil || !strings.Contains(err.Error(), "have no $1") {
+		t.Errorf("owner's raw statement with parameters: %v", err)
+	}
+	// Named parameters only: $1 has no value, with a hint that says so.
+	_, err = ParseParams("SELECT $1", Params{"a": {Type: "STRING", Text: "x"}}, false)
+	if err == nil || !strings.Contains(err.Error(), "has no value") || !strings.Contains(err.Error(), "named") {
+		t.Errorf("$1 with named parameters: %v", err)
+	}
+	// The password of an account can be a parameter, and must be a string.
+	stmts, err = ParseParams("CREATE ANALYST ann PASSWORD $1", Params{Positional(1): {Type: "STRING", Text: "pw"}}, true)
+	if err != nil || stmts[0].(*ast.CreateAnalystStmt).Password.Text != "pw" {
+		t.Errorf("password as a parameter: %v", err)
+	}
+	if _, err = ParseParams("CREATE ANALYST ann PASSWORD $1", Params{Positional(1): {Type: "INT64", Text: "1"}}, true); err == nil ||
+		!strings.Contains(err.Error(), "the password must be a string") {
+		t.Errorf("a number as the password: %v", err)
+	}
+}

@@ -98,11 +98,12 @@ func Complete(src string) bool {
 
 // parseScript splits the tokens of src into statements and parses each.
 func parseScript(src string, lenient bool) ([]ast.Stmt, error) {
-	return parseScriptParams(src, lenient, nil)
+	return parseScriptParams(src, lenient, nil, nil)
 }
 
-// parseScriptParams is parseScript with query parameters.
-func parseScriptParams(src string, lenient bool, params Params) ([]ast.Stmt, error) {
+// parseScriptParams is parseScript with query parameters; the keys of the positional ones the
+// script uses are set in used (when not nil).
+func parseScriptParams(src string, lenient bool, params Params, used map[string]bool) ([]ast.Stmt, error) {
 	toks, err := lex(src)
 	if err != nil {
 		return nil, err
@@ -112,12 +113,18 @@ func parseScriptParams(src string, lenient bool, params Params) ([]ast.Stmt, err
 		if len(st) == 1 { // only the end token: an empty statement
 			continue
 		}
-		s, err := parseStatement(src, st, params)
+		stUsed := map[string]bool{}
+		s, err := parseStatement(src, st, params, stUsed)
 		if err != nil {
 			if lenient && !mustParse(st) {
 				s = rawStmt(src, st)
 			} else {
 				return stmts, err
+			}
+		} else if used != nil {
+			// Only a parsed statement uses its parameters: a raw one goes to the database as written.
+			for k := range stUsed {
+				used[k] = true
 			}
 		}
 		stmts = append(stmts, s)
@@ -162,12 +169,19 @@ func mustParse(toks []token) bool {
 		}
 	}
 	t0, t1 := toks[0], toks[1%len(toks)]
-	return t0.is("SET") && (t1.is("BUDGET") || t1.is("LIMITS")) || t0.is("SHOW") && isShown(t1)
+	return t0.is("SET") && (t1.is("BUDGET") || t1.is("LIMITS")) || t0.is("SHOW") && isShown(t1) || isAccount(t0, t1)
 }
 
 // isShown reports whether t names what a SHOW statement of dpsql shows.
 func isShown(t token) bool {
-	return t.is("BUDGET") || t.is("TABLES") || t.is("POLICY") || t.is("LIMITS")
+	return t.is("BUDGET") || t.is("TABLES") || t.is("POLICY") || t.is("LIMITS") || t.is("ANALYSTS")
+}
+
+// isAccount reports whether a statement starting with t0 t1 is an account statement (CREATE,
+// ALTER or DROP ANALYST). They are never passed to the database as text: the text holds a
+// password.
+func isAccount(t0, t1 token) bool {
+	return (t0.is("CREATE") || t0.is("ALTER") || t0.is("DROP")) && t1.is("ANALYST")
 }
 
 // isAnonymized reports whether the tokens contain WITH ANONYMIZATION or WITH
@@ -194,8 +208,8 @@ func rawStmt(src string, toks []token) *ast.RawStmt {
 }
 
 // parseStatement parses the tokens of one statement (ending with the tEOF token).
-func parseStatement(src string, toks []token, params Params) (s ast.Stmt, err error) {
-	p := &parser{src: src, toks: toks, params: params}
+func parseStatement(src string, toks []token, params Params, used map[string]bool) (s ast.Stmt, err error) {
+	p := &parser{src: src, toks: toks, params: params, used: used}
 	defer p.recoverTo(&err)
 	return p.parseStatement(), nil
 }
@@ -208,8 +222,10 @@ type parser struct {
 	i     int
 	depth int
 	memo  map[memoKey]memoVal // results of the backtracking attempts in FROM
-	// params are the values of @name query parameters (nil: none given).
+	// params are the values of @name and $n query parameters (nil: none given).
 	params Params
+	// used collects the keys of the positional parameters the script uses (nil: not kept).
+	used map[string]bool
 }
 
 // bailout carries a syntax error up the parser's own stack. A fatal one (the depth limit)
@@ -429,6 +445,8 @@ func (p *parser) parseStatement() ast.Stmt {
 		s := &ast.ExplainStmt{Query: q}
 		s.SetSpan(p.spanFrom(t.Pos))
 		return s
+	case isAccount(t, p.peek(1)):
+		return p.parseAccount()
 	case t.is("CREATE"):
 		if s := p.parseCreate(); s != nil {
 			return s
@@ -581,3 +599,100 @@ func (p *parser) optionList() []*ast.Option {
 	p.expectClose(open)
 	return opts
 }
+
+// parseAccount parses the owner's account statements:
+//
+//	CREATE ANALYST name PASSWORD 'secret' [OPTIONS(...)]
+//	ALTER ANALYST name [PASSWORD 'new'] [SET OPTIONS(...)]
+//	DROP ANALYST [IF EXISTS] name
+//
+// The password is a string literal or a query parameter (@name, $n) of type STRING. No error
+// of these statements quotes a token: the token could be the password.
+func (p *parser) parseAccount() ast.Stmt {
+	start := p.tok().Pos
+	verb := p.next().Val
+	p.next() // ANALYST
+	what := verb + " ANALYST"
+	fail := func(expected string) {
+		t := p.tok()
+		e := sqlerr.New(t.Pos, sqlerr.SyntaxError, "syntax error in %s", what)
+		if t.Kind == tEOF && t.Text == "" {
+			e.Msg += " at end of input"
+		}
+		e.Hint = "expected " + expected + ": " + accountSyntax
+		p.fail(e)
+	}
+	name := func() *ast.Ident {
+		if !isIdentTok(p.tok()) {
+			fail("the analyst's name")
+		}
+		id := p.ident()
+		if id.Name == "" {
+			p.fail(sqlerr.New(id.Span().Start, sqlerr.SyntaxError, "an analyst's name must not be empty").WithHint("%s", accountSyntax))
+		}
+		id.Name = strings.ToLower(id.Name)
+		return id
+	}
+	password := func() *ast.Literal {
+		p.next() // PASSWORD
+		t := p.tok()
+		var x ast.Expr
+		switch {
+		case t.Kind == tString:
+			p.next()
+			x = p.lit(ast.StringLit, t.Val, t.Pos)
+		case t.isOp("@") || t.isOp("$"):
+			x = p.parsePrimary()
+		default:
+			fail("the password as a string in single quotes, or a query parameter")
+		}
+		l, ok := x.(*ast.Literal)
+		if !ok || l.Kind != ast.StringLit {
+			p.fail(sqlerr.New(t.Pos, sqlerr.DatatypeMismatch, "the password must be a string").WithHint("%s", accountSyntax))
+		}
+		return l
+	}
+	var s ast.Stmt
+	switch verb {
+	case "CREATE":
+		c := &ast.CreateAnalystStmt{Name: name()}
+		if !p.tok().is("PASSWORD") {
+			fail("PASSWORD 'secret' after the analyst's name")
+		}
+		c.Password = password()
+		if p.tok().is("OPTIONS") {
+			p.next()
+			c.Options = p.optionList()
+		}
+		s = c
+	case "ALTER":
+		a := &ast.AlterAnalystStmt{Name: name()}
+		if p.tok().is("PASSWORD") {
+			a.Password = password()
+		}
+		if p.tok().is("SET") && p.peek(1).is("OPTIONS") {
+			p.i += 2
+			a.Options = p.optionList()
+		}
+		if a.Password == nil && a.Options == nil {
+			fail("PASSWORD 'new' or SET OPTIONS(...)")
+		}
+		s = a
+	default:
+		d := &ast.DropAnalystStmt{}
+		if p.tok().is("IF") && p.peek(1).is("EXISTS") {
+			p.i += 2
+			d.IfExists = true
+		}
+		d.Name = name()
+		s = d
+	}
+	if p.tok().Kind != tEOF {
+		fail("end of statement")
+	}
+	s.(interface{ SetSpan(ast.Span) }).SetSpan(p.spanFrom(start))
+	return s
+}
+
+const accountSyntax = "CREATE ANALYST name PASSWORD 'secret' [OPTIONS(epsilon=..., delta=..., statement_timeout='60s', " +
+	"max_concurrent_queries=4, owner=false)], ALTER ANALYST name [PASSWORD 'new'] [SET OPTIONS(...)], DROP ANALYST [IF EXISTS] name"

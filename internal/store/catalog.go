@@ -174,7 +174,10 @@ func SetPrivate(ctx context.Context, q backend.Querier, relation, privacyUnit st
 			"relation %s has no column %q to be its privacy unit", t.name, privacyUnit).
 			WithHint("its columns are: %s", strings.Join(names, ", "))
 	}
-	return q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Private.String(), c.Name)
+	if err := q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Private.String(), c.Name); err != nil {
+		return err
+	}
+	return BumpPolicy(ctx, q)
 }
 
 // SetPublic marks relation public, replacing any earlier policy of it.
@@ -186,7 +189,10 @@ func SetPublic(ctx context.Context, q backend.Querier, relation string) error {
 	if err != nil {
 		return err
 	}
-	return q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Public.String(), nil)
+	if err := q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Public.String(), nil); err != nil {
+		return err
+	}
+	return BumpPolicy(ctx, q)
 }
 
 // Unset removes relation's policy, hiding it from analysts. It works for relations that no
@@ -203,7 +209,10 @@ func Unset(ctx context.Context, q backend.Querier, relation string) error {
 	if len(rows.Values) == 0 {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedTable, "relation %q has no privacy policy to remove", relation)
 	}
-	return q.Exec(ctx, `DELETE FROM dpsql.relations WHERE name = $1`, key)
+	if err := q.Exec(ctx, `DELETE FROM dpsql.relations WHERE name = $1`, key); err != nil {
+		return err
+	}
+	return BumpPolicy(ctx, q)
 }
 
 // unambiguous refuses a relation whose name another relation repeats up to case.
@@ -265,8 +274,10 @@ func SetDomain(ctx context.Context, q backend.Querier, relation, column, spec st
 	if err := q.Exec(ctx, `DELETE FROM dpsql.domains WHERE relation = $1 AND column_name = $2`, key, c.Name); err != nil {
 		return err
 	}
-	if spec == "" {
-		return nil
+	if spec != "" {
+		if err := q.Exec(ctx, `INSERT INTO dpsql.domains (relation, column_name, spec) VALUES ($1, $2, $3)`, key, c.Name, spec); err != nil {
+			return err
+		}
 	}
-	return q.Exec(ctx, `INSERT INTO dpsql.domains (relation, column_name, spec) VALUES ($1, $2, $3)`, key, c.Name, spec)
+	return BumpPolicy(ctx, q)
 }

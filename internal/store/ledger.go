@@ -31,9 +31,21 @@ type LedgerStore struct {
 // NewLedgerStore returns the ledger store of the database b.
 func NewLedgerStore(b backend.Backend) *LedgerStore { return &LedgerStore{b: b} }
 
+var _ ledger.AccountStore = (*LedgerStore)(nil)
+
 // Status reads the budget.
 func (s *LedgerStore) Status(ctx context.Context) (ledger.Status, error) {
 	st, err := readStatus(ctx, s.b)
+	return st, explain(ctx, s.b, err)
+}
+
+// StatusOf reads the budget and the account of analyst (Account.Exists false if there is no
+// such account).
+func (s *LedgerStore) StatusOf(ctx context.Context, analyst string) (ledger.Status, error) {
+	st, err := readStatus(ctx, s.b)
+	if err == nil {
+		st.Account, err = readAccount(ctx, s.b, analyst)
+	}
 	return st, explain(ctx, s.b, err)
 }
 
@@ -91,6 +103,15 @@ func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(led
 		if err != nil {
 			return err
 		}
+		var analyst any
+		if c.Analyst != "" {
+			// The budget row is written first by every spend, so spends of one account
+			// conflict there too: the account's row is read and written after it.
+			analyst = c.Analyst
+			if st.Account, err = readAccount(ctx, q, c.Analyst); err != nil {
+				return err
+			}
+		}
 		if err := allow(st); err != nil {
 			return err
 		}
@@ -100,6 +121,14 @@ func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(led
 			st.Spent.Epsilon, st.Spent.Delta); err != nil {
 			return err
 		}
+		if a := st.Account; a != nil {
+			a.Spent.Epsilon += c.Cost.Epsilon
+			a.Spent.Delta += c.Cost.Delta
+			if err := q.Exec(ctx, `UPDATE dpsql.analysts SET spent_epsilon = $2, spent_delta = $3 WHERE name = $1`,
+				a.Name, a.Spent.Epsilon, a.Spent.Delta); err != nil {
+				return err
+			}
+		}
 		rows, err := q.Query(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM dpsql.charges`)
 		if err != nil {
 			return err
@@ -108,8 +137,13 @@ func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(led
 		if err != nil {
 			return err
 		}
-		if err := q.Exec(ctx, `INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query) VALUES ($1, $2, $3, $4, $5)`,
-			id, c.At.UTC(), c.Cost.Epsilon, c.Cost.Delta, c.Query); err != nil {
+		insert := `INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query) VALUES ($1, $2, $3, $4, $5)`
+		args := []any{id, c.At.UTC(), c.Cost.Epsilon, c.Cost.Delta, c.Query}
+		if analyst != nil {
+			insert = `INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query, analyst) VALUES ($1, $2, $3, $4, $5, $6)`
+			args = append(args, analyst)
+		}
+		if err := q.Exec(ctx, insert, args...); err != nil {
 			return err
 		}
 		after = st
@@ -123,7 +157,13 @@ func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(led
 
 // Charges lists the recorded charges in the order they were made, for the owner's audit.
 func (s *LedgerStore) Charges(ctx context.Context) ([]ledger.Charge, error) {
-	rows, err := s.b.Query(ctx, `SELECT charged_at, epsilon, delta, query FROM dpsql.charges ORDER BY id`)
+	analyst := "NULL"
+	if has, err := hasAccounts(ctx, s.b); err != nil {
+		return nil, explain(ctx, s.b, err)
+	} else if has {
+		analyst = "analyst"
+	}
+	rows, err := s.b.Query(ctx, `SELECT charged_at, epsilon, delta, query, `+analyst+` FROM dpsql.charges ORDER BY id`)
 	if err != nil {
 		return nil, explain(ctx, s.b, fmt.Errorf("store: read dpsql.charges: %w", err))
 	}
@@ -140,6 +180,7 @@ func (s *LedgerStore) Charges(ctx context.Context) ([]ledger.Charge, error) {
 			return nil, err
 		}
 		c.Query = asString(r[3])
+		c.Analyst = asString(r[4])
 		out = append(out, c)
 	}
 	return out, nil
@@ -149,9 +190,18 @@ func (s *LedgerStore) Charges(ctx context.Context) ([]ledger.Charge, error) {
 func (s *LedgerStore) spendPostgres(ctx context.Context, c ledger.Charge, allow func(ledger.Status) error) (ledger.Status, error) {
 	var after ledger.Status
 	err := s.b.Tx(ctx, func(q backend.Querier) error {
-		rows, err := q.Query(ctx, `SELECT recorded, budget_set, budget_unlimited, total_epsilon, total_delta,
+		// Without an account, the function every version of the schema has (a database whose
+		// owner has not upgraded it yet has no accounts, and its sessions keep working).
+		query, args := `SELECT recorded, budget_set, budget_unlimited, total_epsilon, total_delta,
 				spent_epsilon, spent_delta
-			FROM dpsql.spend($1, $2, $3)`, c.Cost.Epsilon, c.Cost.Delta, c.Query)
+			FROM dpsql.spend($1, $2, $3)`, []any{c.Cost.Epsilon, c.Cost.Delta, c.Query}
+		if c.Analyst != "" {
+			query, args = `SELECT recorded, budget_set, budget_unlimited, total_epsilon, total_delta,
+					spent_epsilon, spent_delta, account_found, allowance_epsilon, allowance_delta,
+					account_spent_epsilon, account_spent_delta
+				FROM dpsql.spend($1, $2, $3, $4)`, append(args, c.Analyst)
+		}
+		rows, err := q.Query(ctx, query, args...)
 		if err != nil {
 			return fmt.Errorf("store: spend: %w", err)
 		}
@@ -175,6 +225,11 @@ func (s *LedgerStore) spendPostgres(ctx context.Context, c ledger.Charge, allow 
 				return err
 			}
 		}
+		if c.Analyst != "" {
+			if st.Account, err = accountOf(c.Analyst, r[7:]); err != nil {
+				return err
+			}
+		}
 		if err := allow(st); err != nil {
 			return err // rolls back the charge if the function made it
 		}
@@ -184,6 +239,10 @@ func (s *LedgerStore) spendPostgres(ctx context.Context, c ledger.Charge, allow 
 		}
 		st.Spent.Epsilon += c.Cost.Epsilon
 		st.Spent.Delta += c.Cost.Delta
+		if a := st.Account; a != nil {
+			a.Spent.Epsilon += c.Cost.Epsilon
+			a.Spent.Delta += c.Cost.Delta
+		}
 		after = st
 		return nil
 	})
@@ -191,4 +250,36 @@ func (s *LedgerStore) spendPostgres(ctx context.Context, c ledger.Charge, allow 
 		return ledger.Status{}, explain(ctx, s.b, err)
 	}
 	return after, nil
+}
+
+// accountOf reads the account columns dpsql.spend returns: found, allowance epsilon and delta
+// (NULL: no limit), spent epsilon and delta.
+func accountOf(name string, r []any) (*ledger.AccountStatus, error) {
+	found, err := asBool(r[0])
+	if err != nil {
+		return nil, err
+	}
+	a := &ledger.AccountStatus{Name: name, Exists: found}
+	if !found {
+		return a, nil
+	}
+	if r[1] != nil {
+		a.LimitEpsilon = true
+		if a.Allowance.Epsilon, err = asFloat(r[1]); err != nil {
+			return nil, err
+		}
+	}
+	if r[2] != nil {
+		a.LimitDelta = true
+		if a.Allowance.Delta, err = asFloat(r[2]); err != nil {
+			return nil, err
+		}
+	}
+	if a.Spent.Epsilon, err = asFloat(r[3]); err != nil {
+		return nil, err
+	}
+	if a.Spent.Delta, err = asFloat(r[4]); err != nil {
+		return nil, err
+	}
+	return a, nil
 }

@@ -15,8 +15,13 @@ import (
 // dpsql.spend, nothing else. dpsql.spend is the only way that role can change the budget, and
 // it can only add to what is spent. See docs/postgres.md for the role set-up.
 
-// SpendSignature is the PostgreSQL signature of the spend function, as GRANT names it.
+// SpendSignature is the PostgreSQL signature of the spend function of sessions without an
+// account, as GRANT names it.
 const SpendSignature = "dpsql.spend(DOUBLE PRECISION, DOUBLE PRECISION, TEXT)"
+
+// SpendAnalystSignature is the signature of the spend function of analysts' accounts, which
+// checks and updates the account's allowance with the budget.
+const SpendAnalystSignature = "dpsql.spend(DOUBLE PRECISION, DOUBLE PRECISION, TEXT, TEXT)"
 
 // fitsSignature is the signature of the helper that mirrors ledger's tolerance rule.
 const fitsSignature = "dpsql.fits(DOUBLE PRECISION, DOUBLE PRECISION, DOUBLE PRECISION)"
@@ -64,15 +69,19 @@ BEGIN
 END
 `
 
-// spendBody is dpsql.spend: it validates the cost (finite, non-negative epsilon; delta in
-// [0, 1], as ledger.Prepare; NULL is invalid), locks the budget row, and records the charge only if the budget is
-// set and either unlimited or the cost fits what remains (dpsql.fits, the ledger's rule). It
-// returns whether it recorded the charge and the budget as it was before the charge, so that
-// dpsql can word a refusal exactly as ledger.Allow does. It can only add: spent totals grow by
-// the validated cost, and a charge row is appended with the server's clock.
+// spendBody is dpsql.spend with an analyst: it validates the cost (finite, non-negative
+// epsilon; delta in [0, 1], as ledger.Prepare; NULL is invalid), locks the budget row, then
+// (always in that order) the account's row when analyst_name is not NULL, and records the
+// charge only if the budget is set and either unlimited or the cost fits what remains
+// (dpsql.fits, the ledger's rule), and, for an account, the account exists and the cost fits
+// its allowance (a NULL allowance does not limit). It returns whether it recorded the charge,
+// and the budget and the account as they were before the charge, so that dpsql can word a
+// refusal exactly as ledger.Allow does. It can only add: spent totals grow by the validated
+// cost, and a charge row is appended with the server's clock and the account's name.
 const spendBody = `
 DECLARE
 	b dpsql.budget%ROWTYPE;
+	a dpsql.analysts%ROWTYPE;
 BEGIN
 	IF NOT COALESCE(cost_epsilon >= 0 AND cost_epsilon < 'Infinity'::DOUBLE PRECISION
 			AND cost_delta >= 0 AND cost_delta <= 1, FALSE) THEN
@@ -94,6 +103,24 @@ BEGIN
 	spent_delta := b.spent_delta;
 	recorded := b.is_set AND (b.unlimited OR (dpsql.fits(b.total_epsilon, b.spent_epsilon, cost_epsilon)
 		AND dpsql.fits(b.total_delta, b.spent_delta, cost_delta)));
+	account_found := FALSE;
+	account_spent_epsilon := 0;
+	account_spent_delta := 0;
+	IF analyst_name IS NOT NULL THEN
+		SELECT * INTO a FROM dpsql.analysts WHERE name = analyst_name FOR UPDATE;
+		account_found := FOUND;
+		IF account_found THEN
+			allowance_epsilon := a.allowance_epsilon;
+			allowance_delta := a.allowance_delta;
+			account_spent_epsilon := a.spent_epsilon;
+			account_spent_delta := a.spent_delta;
+			recorded := recorded
+				AND (a.allowance_epsilon IS NULL OR dpsql.fits(a.allowance_epsilon, a.spent_epsilon, cost_epsilon))
+				AND (a.allowance_delta IS NULL OR dpsql.fits(a.allowance_delta, a.spent_delta, cost_delta));
+		ELSE
+			recorded := FALSE;
+		END IF;
+	END IF;
 	IF recorded THEN
 		UPDATE dpsql.budget SET spends = b.spends + 1,
 			-- Saturating: under an unlimited budget, charges of epsilon 1e308 add up to Infinity
@@ -102,11 +129,25 @@ BEGIN
 				THEN 'Infinity'::DOUBLE PRECISION ELSE b.spent_epsilon + cost_epsilon END,
 			spent_delta = b.spent_delta + cost_delta
 			WHERE id = 1;
-		INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query)
-			SELECT COALESCE(max(c.id), 0) + 1, now() AT TIME ZONE 'UTC', cost_epsilon, cost_delta, query_text
+		IF account_found THEN
+			UPDATE dpsql.analysts SET
+				spent_epsilon = CASE WHEN cost_epsilon > 1.7976931348623157e308 - a.spent_epsilon
+					THEN 'Infinity'::DOUBLE PRECISION ELSE a.spent_epsilon + cost_epsilon END,
+				spent_delta = a.spent_delta + cost_delta
+				WHERE name = analyst_name;
+		END IF;
+		INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query, analyst)
+			SELECT COALESCE(max(c.id), 0) + 1, now() AT TIME ZONE 'UTC', cost_epsilon, cost_delta, query_text, analyst_name
 			FROM dpsql.charges c;
 	END IF;
 END
+`
+
+// spendNoAccountBody is dpsql.spend without an analyst, the function earlier versions of dpsql
+// call: the one with an analyst, given NULL.
+const spendNoAccountBody = `
+	SELECT s.recorded, s.budget_set, s.budget_unlimited, s.total_epsilon, s.total_delta, s.spent_epsilon, s.spent_delta
+	FROM dpsql.spend(cost_epsilon, cost_delta, query_text, NULL::TEXT) s
 `
 
 // pgFunctions creates (or replaces) dpsql's functions. Both run with a pinned search_path;
@@ -117,12 +158,21 @@ var pgFunctions = []string{
 	`CREATE OR REPLACE FUNCTION dpsql.fits(total DOUBLE PRECISION, spent DOUBLE PRECISION, cost DOUBLE PRECISION)
 	RETURNS BOOLEAN LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $dpsql$` + fitsBody + `$dpsql$`,
 	`CREATE OR REPLACE FUNCTION dpsql.spend(cost_epsilon DOUBLE PRECISION, cost_delta DOUBLE PRECISION, query_text TEXT,
+		analyst_name TEXT,
+		OUT recorded BOOLEAN, OUT budget_set BOOLEAN, OUT budget_unlimited BOOLEAN,
+		OUT total_epsilon DOUBLE PRECISION, OUT total_delta DOUBLE PRECISION,
+		OUT spent_epsilon DOUBLE PRECISION, OUT spent_delta DOUBLE PRECISION,
+		OUT account_found BOOLEAN, OUT allowance_epsilon DOUBLE PRECISION, OUT allowance_delta DOUBLE PRECISION,
+		OUT account_spent_epsilon DOUBLE PRECISION, OUT account_spent_delta DOUBLE PRECISION)
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $dpsql$` + spendBody + `$dpsql$`,
+	`CREATE OR REPLACE FUNCTION dpsql.spend(cost_epsilon DOUBLE PRECISION, cost_delta DOUBLE PRECISION, query_text TEXT,
 		OUT recorded BOOLEAN, OUT budget_set BOOLEAN, OUT budget_unlimited BOOLEAN,
 		OUT total_epsilon DOUBLE PRECISION, OUT total_delta DOUBLE PRECISION,
 		OUT spent_epsilon DOUBLE PRECISION, OUT spent_delta DOUBLE PRECISION)
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $dpsql$` + spendBody + `$dpsql$`,
+	LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $dpsql$` + spendNoAccountBody + `$dpsql$`,
 	`REVOKE ALL ON FUNCTION ` + fitsSignature + ` FROM PUBLIC`,
 	`REVOKE ALL ON FUNCTION ` + SpendSignature + ` FROM PUBLIC`,
+	`REVOKE ALL ON FUNCTION ` + SpendAnalystSignature + ` FROM PUBLIC`,
 }
 
 // writePrivileges are the table privileges only the owner may hold on dpsql's tables.
@@ -132,8 +182,10 @@ const writePrivileges = "INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER"
 type pgState struct {
 	tables    bool     // all of dpsql's tables that analysts need exist
 	limits    bool     // dpsql.limits exists
-	spend     bool     // dpsql.spend exists (with its signature)
-	current   bool     // dpsql.spend and dpsql.fits have this version's bodies and settings
+	accounts  bool     // dpsql.analysts, dpsql.policy and dpsql.charges.analyst exist
+	spend     bool     // dpsql.spend exists (with SpendSignature)
+	spendAcct bool     // dpsql.spend exists with SpendAnalystSignature
+	current   bool     // both dpsql.spend and dpsql.fits have this version's bodies and settings
 	strays    []string // roles (quoted, or PUBLIC) holding write rights on dpsql that only its owner may hold
 	owner     string   // the dpsql schema's owner (quoted), "" without a schema
 	canCreate bool     // the role may create schemas in the database
@@ -148,18 +200,20 @@ func readPGState(ctx context.Context, q backend.Querier) (pgState, error) {
 	// Functions are found by name and argument types (float8 is oid 701, text 25), not with
 	// to_regprocedure, which needs USAGE on the schema.
 	rows, err := q.Query(ctx, `WITH f AS (
-			SELECT p.proname, p.prosrc, p.prosecdef, p.proconfig, p.proowner, p.proacl
+			SELECT p.proname, p.pronargs, p.prosrc, p.prosecdef, p.proconfig, p.proowner, p.proacl
 			FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
 			WHERE n.nspname = 'dpsql' AND (p.proname, p.proargtypes) IN
-				(('spend', '701 701 25'::pg_catalog.oidvector), ('fits', '701 701 701'::pg_catalog.oidvector)))
+				(('spend', '701 701 25'::pg_catalog.oidvector), ('spend', '701 701 25 25'::pg_catalog.oidvector),
+					('fits', '701 701 701'::pg_catalog.oidvector)))
 		SELECT
 			(SELECT count(*) FROM pg_catalog.pg_class c
 				WHERE c.relnamespace = n.oid AND c.relkind = 'r'
 					AND c.relname IN ('budget', 'charges', 'domains', 'relations')),
-			EXISTS (SELECT 1 FROM f WHERE f.proname = 'spend'),
-			COALESCE((SELECT f.prosrc = $1 AND f.prosecdef AND f.proowner = n.nspowner
+			EXISTS (SELECT 1 FROM f WHERE f.proname = 'spend' AND f.pronargs = 3),
+			COALESCE((SELECT bool_and(f.prosrc = CASE f.pronargs WHEN 3 THEN $3 ELSE $1 END AND f.prosecdef
+					AND f.proowner = n.nspowner
 					AND f.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
-					AND NOT EXISTS (SELECT 1 FROM aclexplode(f.proacl) a WHERE a.grantee = 0)
+					AND NOT EXISTS (SELECT 1 FROM aclexplode(f.proacl) a WHERE a.grantee = 0)) AND count(*) = 2
 				FROM f WHERE f.proname = 'spend'), FALSE)
 			AND COALESCE((SELECT f.prosrc = $2 AND f.proowner = n.nspowner
 					AND f.proconfig = ARRAY['search_path=pg_catalog, pg_temp']
@@ -169,8 +223,9 @@ func readPGState(ctx context.Context, q backend.Querier) (pgState, error) {
 			pg_catalog.has_database_privilege(current_database(), 'CREATE'),
 			current_user::text,
 			EXISTS (SELECT 1 FROM pg_catalog.pg_class c
-				WHERE c.relnamespace = n.oid AND c.relkind = 'r' AND c.relname = 'limits')
-		FROM (SELECT 1) one LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = 'dpsql'`, spendBody, fitsBody)
+				WHERE c.relnamespace = n.oid AND c.relkind = 'r' AND c.relname = 'limits'),
+			EXISTS (SELECT 1 FROM f WHERE f.proname = 'spend' AND f.pronargs = 4)
+		FROM (SELECT 1) one LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = 'dpsql'`, spendBody, fitsBody, spendNoAccountBody)
 	if err != nil {
 		return st, fmt.Errorf("store: look for the dpsql schema: %w", err)
 	}
@@ -187,8 +242,12 @@ func readPGState(ctx context.Context, q backend.Querier) (pgState, error) {
 	st.canCreate, _ = r[5].(bool)
 	st.role = asString(r[6])
 	st.limits, _ = r[7].(bool)
+	st.spendAcct, _ = r[8].(bool)
 	if st.owner == "" {
 		return st, nil
+	}
+	if st.accounts, err = hasAccounts(ctx, q); err != nil {
+		return st, err
 	}
 	// Write rights on dpsql's tables (or on some of their columns), and CREATE on the schema,
 	// held by anyone but the schema's owner: earlier dpsql versions documented GRANT INSERT ON
@@ -218,7 +277,7 @@ func readPGState(ctx context.Context, q backend.Querier) (pgState, error) {
 
 // upToDate reports whether Init has nothing to do.
 func (st pgState) upToDate() bool {
-	return st.tables && st.limits && st.current && len(st.strays) == 0
+	return st.tables && st.limits && st.accounts && st.current && len(st.strays) == 0
 }
 
 // initPostgres creates what is missing and migrates a database an earlier dpsql initialised:
@@ -239,8 +298,21 @@ func initPostgres(ctx context.Context, b backend.Backend, st pgState) error {
 				return err
 			}
 		}
+		if !st.accounts {
+			if err := addAccounts(ctx, q); err != nil {
+				return err
+			}
+		}
 		for _, s := range pgFunctions {
 			if err := q.Exec(ctx, s); err != nil {
+				return err
+			}
+		}
+		if !st.spendAcct {
+			// Who could spend without an account can spend with one: the engine roles of an
+			// existing deployment serve dpsql serve's analysts too.
+			if err := grantLike(ctx, q, "pg_catalog.pg_proc", "'"+SpendSignature+"'::regprocedure", "proacl", "proowner",
+				"EXECUTE", "FUNCTION "+SpendAnalystSignature); err != nil {
 				return err
 			}
 		}
@@ -249,7 +321,7 @@ func initPostgres(ctx context.Context, b backend.Backend, st pgState) error {
 			return err
 		}
 		// The functions belong to the schema's owner even when a member of that role ran Init.
-		for _, f := range []string{fitsSignature, SpendSignature} {
+		for _, f := range []string{fitsSignature, SpendAnalystSignature, SpendSignature} {
 			if err := q.Exec(ctx, "ALTER FUNCTION "+f+" OWNER TO "+now.owner); err != nil {
 				return err
 			}
@@ -288,15 +360,37 @@ func addLimits(ctx context.Context, q backend.Querier) error {
 			return err
 		}
 	}
+	return grantLike(ctx, q, "pg_catalog.pg_class", "'dpsql.budget'::regclass", "relacl", "relowner", "SELECT", "dpsql.limits")
+}
+
+// addAccounts creates dpsql.analysts and dpsql.policy, adds the analyst column to
+// dpsql.charges, and lets every role that may read dpsql.budget read the new tables (the
+// engine roles of an existing deployment authenticate analysts from dpsql.analysts). Every
+// session reads the policy generation at each statement, so dpsql.policy (one counter, no
+// data) is readable by PUBLIC: a deployment whose grants predate it keeps working. Only roles
+// with USAGE on the schema reach it.
+func addAccounts(ctx context.Context, q backend.Querier) error {
+	for _, s := range append(accountsStmts, `GRANT SELECT ON dpsql.policy TO PUBLIC`) {
+		if err := q.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return grantLike(ctx, q, "pg_catalog.pg_class", "'dpsql.budget'::regclass", "relacl", "relowner", "SELECT",
+		"dpsql.analysts")
+}
+
+// grantLike grants privilege on target to every role but the owner that holds it on the
+// object oid of the catalog (its acl and owner columns named).
+func grantLike(ctx context.Context, q backend.Querier, catalog, oid, acl, owner, privilege, target string) error {
 	rows, err := q.Query(ctx, `SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END
-		FROM pg_catalog.pg_class c, aclexplode(c.relacl) a
-		WHERE c.oid = 'dpsql.budget'::regclass AND a.privilege_type = 'SELECT' AND a.grantee <> c.relowner
-		ORDER BY 1`)
+		FROM `+catalog+` o, aclexplode(o.`+acl+`) a
+		WHERE o.oid = `+oid+` AND a.privilege_type = $1 AND a.grantee <> o.`+owner+`
+		ORDER BY 1`, privilege)
 	if err != nil {
 		return err
 	}
 	for _, r := range rows.Values {
-		if err := q.Exec(ctx, "GRANT SELECT ON dpsql.limits TO "+asString(r[0])); err != nil {
+		if err := q.Exec(ctx, "GRANT "+privilege+" ON "+target+" TO "+asString(r[0])); err != nil {
 			return err
 		}
 	}

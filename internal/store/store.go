@@ -85,6 +85,9 @@ func Init(ctx context.Context, b backend.Backend) error {
 		return installTotal(ctx, b)
 	}
 	ok, err := haveTables(ctx, b, append([]string{limitsTable}, tables...)...)
+	if err == nil && ok {
+		ok, err = hasAccounts(ctx, b)
+	}
 	if err != nil {
 		return err
 	}
@@ -92,7 +95,7 @@ func Init(ctx context.Context, b backend.Backend) error {
 		return installTotal(ctx, b)
 	}
 	err = b.Tx(ctx, func(q backend.Querier) error {
-		for _, s := range append(initStmts, limitsStmts...) {
+		for _, s := range append(append(initStmts, limitsStmts...), accountsStmts...) {
 			if err := q.Exec(ctx, s); err != nil {
 				return err
 			}

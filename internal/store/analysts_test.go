@@ -394,6 +394,9 @@ func TestPostgresUpgradeAddsAccounts(t *testing.T) {
 		{"has_table_privilege('" + engine + "', 'dpsql.analysts', 'UPDATE')", false},
 		{"has_table_privilege('" + engine + "', 'dpsql.policy', 'UPDATE')", false},
 		{"has_table_privilege('" + other + "', 'dpsql.analysts', 'SELECT')", false},
+		// The policy generation (no data) is PUBLIC's, so that grants made before it keep working.
+		{"has_table_privilege('" + other + "', 'dpsql.policy', 'SELECT')", true},
+		{"has_table_privilege('" + other + "', 'dpsql.policy', 'UPDATE')", false},
 		{"has_function_privilege('" + other + "', '" + store.SpendAnalystSignature + "', 'EXECUTE')", false},
 		{"has_function_privilege('public', '" + store.SpendAnalystSignature + "', 'EXECUTE')", false},
 	} {

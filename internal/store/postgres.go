@@ -365,16 +365,18 @@ func addLimits(ctx context.Context, q backend.Querier) error {
 
 // addAccounts creates dpsql.analysts and dpsql.policy, adds the analyst column to
 // dpsql.charges, and lets every role that may read dpsql.budget read the new tables (the
-// engine roles of an existing deployment authenticate analysts from dpsql.analysts and read
-// the policy generation at each statement).
+// engine roles of an existing deployment authenticate analysts from dpsql.analysts). Every
+// session reads the policy generation at each statement, so dpsql.policy (one counter, no
+// data) is readable by PUBLIC: a deployment whose grants predate it keeps working. Only roles
+// with USAGE on the schema reach it.
 func addAccounts(ctx context.Context, q backend.Querier) error {
-	for _, s := range accountsStmts {
+	for _, s := range append(accountsStmts, `GRANT SELECT ON dpsql.policy TO PUBLIC`) {
 		if err := q.Exec(ctx, s); err != nil {
 			return err
 		}
 	}
 	return grantLike(ctx, q, "pg_catalog.pg_class", "'dpsql.budget'::regclass", "relacl", "relowner", "SELECT",
-		"dpsql.analysts, dpsql.policy")
+		"dpsql.analysts")
 }
 
 // grantLike grants privilege on target to every role but the owner that holds it on the

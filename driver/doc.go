@@ -38,8 +38,8 @@
 // the values of @name query parameters, given as sql.Named("name", value): nil, bool, integers,
 // floats, string, *big.Int and *big.Rat (NUMERIC), time.Time (TIMESTAMP); []any and other
 // values reach the engine unchanged, and the engine refuses what it cannot bind. Arguments
-// without a name are passed on in order, as the values of $1, $2, ... (an engine without
-// positional parameters refuses them with an error that says so). Prepare returns a
+// without a name are the values of $1, $2, ... in order (db.Query("... WHERE shop = $1",
+// "north")); a script takes named or positional arguments, not both. Prepare returns a
 // statement that runs its text on each Exec or Query (NumInput -1: database/sql does not count
 // arguments).
 //

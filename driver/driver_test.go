@@ -170,10 +170,17 @@ func TestParameters(t *testing.T) {
 	if se, ok := sqlerr.As(err); !ok || se.Code != sqlerr.InvalidParameterValue {
 		t.Errorf("[]any parameter: %v", err)
 	}
-	// Positional arguments are passed on; until the engine binds $1, it refuses them.
-	_, err = db.Exec("SELECT $1", 1)
-	if se, ok := sqlerr.As(err); !ok || se.Code != sqlerr.UndefinedParameter {
-		t.Errorf("positional argument: %v", err)
+	// Positional arguments are $1, $2, ...
+	var sum int64
+	if err := db.QueryRow("SELECT $1 + $2", 40, 2).Scan(&sum); err != nil || sum != 42 {
+		t.Errorf("positional arguments: %d, %v", sum, err)
+	}
+	// A $n without its value, or a value without its $n, is the engine's error.
+	for _, args := range [][]any{{1}, {1, 2, 3}} {
+		_, err = db.Exec("SELECT $1 + $2", args...)
+		if se, ok := sqlerr.As(err); !ok || se.Code != sqlerr.UndefinedParameter {
+			t.Errorf("positional arguments %v: %v", args, err)
+		}
 	}
 }
 

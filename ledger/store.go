@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
@@ -43,6 +44,10 @@ type AccountStatus struct {
 // database's remainders (never negative). Without an account, it is Status.Remaining.
 func (s Status) AccountRemaining() Budget {
 	r := s.Remaining()
+	if s.Unlimited {
+		// The database's limit is lifted: only the allowance bounds the account.
+		r = Budget{Epsilon: math.Inf(1), Delta: math.Inf(1)}
+	}
 	if a := s.Account; a != nil {
 		if a.LimitEpsilon {
 			r.Epsilon = min(r.Epsilon, max(a.Allowance.Epsilon-a.Spent.Epsilon, 0))

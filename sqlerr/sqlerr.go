@@ -54,6 +54,7 @@ const (
 	UndefinedObject         = "42704" // e.g. an analyst account that does not exist
 	DuplicateObject         = "42710" // e.g. an analyst account that exists already
 	ObjectNotInPrerequisite = "55000" // e.g. no budget has been set
+	ObjectInUse             = "55006" // e.g. a DuckDB file another process holds
 	UndefinedFile           = "58P01" // a file a relation reads does not exist
 )
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/internal/limits"
+	"github.com/dpsql/dpsql/sqlerr"
 )
 
 var _ backend.Backend = (*DB)(nil)
@@ -46,6 +47,11 @@ type Options struct {
 	// AllowedDirectories are directories whose files analyst mode may read (DuckDB's
 	// allowed_directories), for views over globs that ViewFiles does not cover.
 	AllowedDirectories []string
+	// MaxConns is how many DuckDB connections the DB holds, so that as many statements can run
+	// at once (dpsql serve: one per concurrent query). 0 means 1. Settings a statement changes
+	// with SET may be per connection: use more than one only where nobody SETs anything
+	// (analyst mode, whose configuration is locked).
+	MaxConns int
 }
 
 // DefaultAnalystMemoryLimit is DuckDB's memory_limit in analyst mode when
@@ -53,10 +59,12 @@ type Options struct {
 const DefaultAnalystMemoryLimit = "4GB"
 
 // DB is an open DuckDB database. It is safe for concurrent use; statements run one at a time
-// on its single connection.
+// on its single connection, or up to Options.MaxConns at once.
 type DB struct {
 	db   *sql.DB
 	mode backend.Mode
+	// txLock serialises the DB's transactions (see Tx).
+	txLock *sync.Mutex
 	// memoryLimit and ownerMemoryLimit are Options', applied again by BecomeAnalyst.
 	memoryLimit      string
 	ownerMemoryLimit func(context.Context, backend.Querier) (int64, error)
@@ -74,8 +82,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Mode != backend.Analyst && opts.Mode != backend.Owner {
 		return nil, fmt.Errorf("duckdb: unknown mode %d", opts.Mode)
 	}
-	if opts.Threads < 0 {
-		return nil, fmt.Errorf("duckdb: Threads must not be negative, got %d", opts.Threads)
+	if opts.Threads < 0 || opts.MaxConns < 0 {
+		return nil, fmt.Errorf("duckdb: Threads and MaxConns must not be negative, got %d and %d", opts.Threads, opts.MaxConns)
 	}
 	dsn := path
 	if path != "" && opts.ReadOnly {
@@ -83,22 +91,34 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	conn, err := duckdbdrv.NewConnector(dsn, nil)
 	if err != nil {
-		return nil, fmt.Errorf("duckdb: open %q: %w", path, err)
+		return nil, inUse(path, fmt.Errorf("duckdb: open %q: %w", path, err))
 	}
 	sdb := sql.OpenDB(conn) // closes conn when closed
-	sdb.SetMaxOpenConns(1)
-	sdb.SetMaxIdleConns(1)
+	conns := max(opts.MaxConns, 1)
+	sdb.SetMaxOpenConns(conns)
+	sdb.SetMaxIdleConns(conns)
 	sdb.SetConnMaxLifetime(0)
 	sdb.SetConnMaxIdleTime(0)
-	d := &DB{db: sdb, mode: opts.Mode, memoryLimit: opts.MemoryLimit, ownerMemoryLimit: opts.OwnerMemoryLimit,
+	d := &DB{db: sdb, mode: opts.Mode, txLock: new(sync.Mutex), memoryLimit: opts.MemoryLimit, ownerMemoryLimit: opts.OwnerMemoryLimit,
 		allowedPaths: opts.AllowedPaths, allowedDirectories: opts.AllowedDirectories}
 	setupMu.Lock()
 	err = d.setup(ctx, opts)
 	setupMu.Unlock()
 	if err != nil {
-		return nil, errors.Join(err, sdb.Close())
+		return nil, errors.Join(inUse(path, err), sdb.Close())
 	}
 	return d, nil
+}
+
+// inUse explains DuckDB's lock error: one process at a time may hold a file, and the usual
+// other one is a running dpsql serve. Other errors are returned as they are.
+func inUse(path string, err error) error {
+	if !strings.Contains(err.Error(), "Could not set lock on file") {
+		return err
+	}
+	return &sqlerr.Error{Code: sqlerr.ObjectInUse, Cause: err,
+		Msg:  fmt.Sprintf("the database %s is in use by another process", path),
+		Hint: "if dpsql serve holds it, connect to the server with psql or any PostgreSQL client (docs/serve.md); else stop the other process"}
 }
 
 // setupMu serialises the setups of Open: opens of one file in a process share one DuckDB
@@ -323,9 +343,18 @@ func rollback(ctx context.Context, c *sql.Conn) error {
 }
 
 // Tx runs fn in one transaction and commits if fn returns nil, retrying fn (up to
-// MaxTxAttempts times, with jittered backoff) when DuckDB reports a transaction conflict. fn
-// must use only the Querier it is given: the DB's single connection is busy until Tx returns.
+// MaxTxAttempts times, with jittered backoff) when DuckDB reports a transaction conflict. The
+// DB's transactions run one at a time. fn must use only the
+// Querier it is given (with one connection, the DB's is busy until Tx returns).
 func (d *DB) Tx(ctx context.Context, fn func(backend.Querier) error) error {
+	// The DB's write transactions take turns: they all write the ledger's budget row, so run
+	// together (dpsql serve runs many sessions on one DB) they would only abort each other
+	// (DuckDB's optimistic concurrency) and spend their attempts retrying. The retries below
+	// are for other DBs of the same file in this process.
+	if err := lock(ctx, d.txLock); err != nil {
+		return wrap(ctx, err)
+	}
+	defer d.txLock.Unlock()
 	backoff := time.Millisecond
 	var err error
 	for attempt := 1; attempt <= MaxTxAttempts; attempt++ {
@@ -361,6 +390,18 @@ func (d *DB) tx(ctx context.Context, fn func(backend.Querier) error) error {
 	if _, err := c.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
 		// A failed COMMIT leaves DuckDB's transaction aborted; end it.
 		return errors.Join(wrap(ctx, err), rollback(ctx, c))
+	}
+	return nil
+}
+
+// lock takes l, or gives up when ctx is done.
+func lock(ctx context.Context, l *sync.Mutex) error {
+	for !l.TryLock() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Microsecond):
+		}
 	}
 	return nil
 }

@@ -4,12 +4,19 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/dpsql/dpsql"
 	"github.com/dpsql/dpsql/internal/cli"
+	"github.com/dpsql/dpsql/internal/serve"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+		os.Exit(serve.Command(os.Args[2:], os.Stdout, os.Stderr, stop))
+	}
 	err := cli.Run(context.Background(), os.Args[1:], cli.Options{
 		Stdin:            os.Stdin,
 		Stdout:           os.Stdout,

@@ -308,8 +308,19 @@ func budgetRows(st ledger.Status) [][]any {
 		total.Delta = a.Allowance.Delta
 	}
 	rem, db := st.AccountRemaining(), st.Remaining()
-	return [][]any{{"total", total.Epsilon, total.Delta}, {"spent", r15(a.Spent.Epsilon), r15(a.Spent.Delta)},
-		{"remaining", r15(rem.Epsilon), r15(rem.Delta)}, {"database remaining", r15(db.Epsilon), r15(db.Delta)}}
+	// Under a lifted database limit (SET BUDGET UNLIMITED), what is not bounded by an
+	// allowance is NULL: there is no number to show.
+	limited := func(v float64, bounded bool) any {
+		if st.Unlimited && !bounded || math.IsInf(v, 1) {
+			return nil
+		}
+		return r15(v)
+	}
+	return [][]any{
+		{"total", limited(total.Epsilon, a.LimitEpsilon), limited(total.Delta, a.LimitDelta)},
+		{"spent", r15(a.Spent.Epsilon), r15(a.Spent.Delta)},
+		{"remaining", limited(rem.Epsilon, a.LimitEpsilon), limited(rem.Delta, a.LimitDelta)},
+		{"database remaining", limited(db.Epsilon, false), limited(db.Delta, false)}}
 }
 
 // redacted is the text a result records for a statement: account statements are printed, so

@@ -26,8 +26,10 @@ type Result struct {
 	// query with anonymized parts: their total), nil when it charged nothing. The charge is
 	// final: it was recorded before the data was read.
 	Charge *ledger.Budget
-	// Remaining is the budget left right after Charge, nil when nothing was charged or when the
-	// owner lifted the budget limit (SET BUDGET UNLIMITED).
+	// Remaining is the budget left right after Charge (for a session of an analyst account,
+	// what that analyst can still spend: the smaller of its allowance's and the database's
+	// remainders, +Inf for a part nothing bounds), nil when nothing was charged or when the
+	// owner lifted the budget limit (SET BUDGET UNLIMITED) and the account has no allowance.
 	Remaining *ledger.Budget
 }
 
@@ -35,7 +37,12 @@ type Result struct {
 // form of chargeNotice).
 func (r *Result) charged(cost ledger.Budget, st ledger.Status) {
 	r.Charge = &cost
-	if !st.Unlimited {
+	switch a := st.Account; {
+	case a != nil && (a.LimitEpsilon || a.LimitDelta || !st.Unlimited):
+		// A session of an account: what this analyst can still spend.
+		rem := st.AccountRemaining()
+		r.Remaining = &rem
+	case !st.Unlimited:
 		rem := st.Remaining()
 		r.Remaining = &rem
 	}

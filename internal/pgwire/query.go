@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/internal/pgwire/pgcatalog"
+	"github.com/dpsql/dpsql/ledger"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -150,11 +151,11 @@ func (c *conn) runLocal(l *local, formats []int16, simple bool) error {
 	start := time.Now()
 	res, err := l.run(c)
 	if err != nil {
-		c.logStatement(l.tag, start, 0, err)
+		c.logStatement(l.tag, start, 0, nil, err)
 		return err
 	}
 	c.sendResult(res, formats, simple)
-	c.logStatement(l.tag, start, len(res.Rows), nil)
+	c.logStatement(l.tag, start, len(res.Rows), nil, nil)
 	return nil
 }
 
@@ -180,7 +181,7 @@ func (c *conn) catalogResult(text string) (*engine.Result, error) {
 	if res != nil {
 		rows = len(res.Rows)
 	}
-	c.logStatement("SELECT", start, rows, err)
+	c.logStatement("SELECT", start, rows, nil, err)
 	return res, err
 }
 
@@ -204,7 +205,7 @@ func (c *conn) engineResults(script string, args []any) ([]*engine.Result, error
 		if tag == "" {
 			tag = commandTag(r.Tag)
 		}
-		c.logStatement(tag, start, len(r.Rows), nil)
+		c.logStatement(tag, start, len(r.Rows), r.Charge, nil)
 		start = time.Now()
 	}
 	if err != nil {
@@ -213,7 +214,7 @@ func (c *conn) engineResults(script string, args []any) ([]*engine.Result, error
 		if se, ok := sqlerr.As(err); ok && se.Pos.IsValid() && se.Pos.Offset <= len(script) {
 			failed = script[se.Pos.Offset:]
 		}
-		c.logStatement(commandTag(failed), start, 0, err)
+		c.logStatement(commandTag(failed), start, 0, nil, err)
 	}
 	return results, err
 }
@@ -362,8 +363,8 @@ func (c *conn) sendError(err error, q string) {
 	c.send(e)
 }
 
-func (c *conn) logStatement(tag string, start time.Time, rows int, err error) {
-	ev := Event{Kind: EventStatement, User: c.user, Remote: c.remote, Tag: tag, Duration: time.Since(start), Rows: rows}
+func (c *conn) logStatement(tag string, start time.Time, rows int, charge *ledger.Budget, err error) {
+	ev := Event{Kind: EventStatement, User: c.user, Remote: c.remote, Tag: tag, Duration: time.Since(start), Rows: rows, Charge: charge}
 	if err != nil {
 		ev.Code, _, ev.Err = c.errorFields(err)
 	}

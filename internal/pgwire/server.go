@@ -13,6 +13,7 @@ import (
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/internal/scram"
+	"github.com/dpsql/dpsql/ledger"
 )
 
 // Handler is what the server serves: accounts and sessions.
@@ -59,6 +60,8 @@ type Event struct {
 	Code string
 	// Rows is the number of rows sent.
 	Rows int
+	// Charge is what the statement charged to the privacy budget (nil: nothing).
+	Charge *ledger.Budget
 	// Err is set for internal errors (SQLSTATE XX000), whose detail the client is not told.
 	Err error
 }

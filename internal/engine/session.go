@@ -7,10 +7,14 @@ import (
 	"github.com/dpsql/dpsql/internal/catalog"
 )
 
-// Relations lists the relations this session may name, as the catalog declares them (for
-// clients' introspection: psql's \dt and \d, JDBC's DatabaseMetaData).
+// Relations lists the relations this session may name, as the catalog declares them now (for
+// clients' introspection: psql's \d, JDBC's DatabaseMetaData): the catalog is reloaded first
+// if another session changed the policy, as before a statement.
 func (e *Engine) Relations(ctx context.Context) ([]*catalog.Relation, error) {
-	return e.cat.Relations(), ctx.Err()
+	if err := e.refresh(ctx); err != nil {
+		return nil, err
+	}
+	return e.cat.Relations(), nil
 }
 
 // Dialect is the backend's SQL dialect.

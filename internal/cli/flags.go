@@ -238,6 +238,8 @@ const usage = `dpsql: a differentially private SQL shell
 
 Usage:
   dpsql [OPTIONS] [DATABASE]
+  dpsql serve DATABASE [OPTIONS]   serve DATABASE to many analysts over the PostgreSQL
+                                   protocol (psql, JDBC, ...): dpsql serve --help
 
 DATABASE is a DuckDB file (created if missing), a postgres:// URL, or absent for an
 in-memory DuckDB database.

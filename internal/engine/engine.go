@@ -43,6 +43,11 @@ type Options struct {
 	// on Apache Beam, over the files of the private relations); Backend still analyzes,
 	// checks and post-processes (exec.Stager).
 	Stager exec.Stager
+	// PolicyOnly limits an owner's session to policy, budget and account statements and
+	// queries: CREATE ... AS and raw statements other than queries are refused (dpsql serve on
+	// DuckDB, whose owner accounts work inside the locked-down instance the server holds:
+	// tables and views are created with dpsql FILE --owner while the server is stopped).
+	PolicyOnly bool
 	// Ledger, when set, is the budget ledger instead of the one in Backend's dpsql schema
 	// (dpsql-beam --ledger: a DuckDB file or PostgreSQL database shared with other runs).
 	Ledger *ledger.Ledger

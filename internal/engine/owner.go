@@ -86,8 +86,21 @@ func (p policy) apply(ctx context.Context, q backend.Querier, name string) error
 	return nil
 }
 
+// notPolicyOnly refuses what creates or changes relations in a PolicyOnly session.
+func (e *Engine) notPolicyOnly(n ast.Node, what string) error {
+	if !e.o.PolicyOnly {
+		return nil
+	}
+	return sqlerr.New(n.Span().Start, sqlerr.FeatureNotSupported,
+		"%s cannot run in this session: through dpsql serve on DuckDB the data owner runs queries, policy, budget and account statements, not DDL or writes", what).
+		WithHint("stop the server and run it with dpsql FILE --owner (the server holds the DuckDB file locked down)")
+}
+
 func (e *Engine) create(ctx context.Context, s *ast.CreateStmt) (*Result, error) {
 	if err := e.needOwner(s, "CREATE "+s.Kind); err != nil {
+		return nil, err
+	}
+	if err := e.notPolicyOnly(s, "CREATE "+s.Kind); err != nil {
 		return nil, err
 	}
 	pol, err := parsePolicy(s.Options)
@@ -276,6 +289,11 @@ var changesCatalog = map[string]bool{"CREATE": true, "ALTER": true, "DROP": true
 func (e *Engine) raw(ctx context.Context, s *ast.RawStmt) (*Result, error) {
 	if err := e.needOwner(s, s.Keyword+" statements"); err != nil {
 		return nil, err
+	}
+	if s.Keyword != "SELECT" && s.Keyword != "WITH" {
+		if err := e.notPolicyOnly(s, s.Keyword+" statements"); err != nil {
+			return nil, err
+		}
 	}
 	rows, err := e.b.Query(ctx, s.Text)
 	if err != nil {

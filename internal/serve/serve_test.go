@@ -411,3 +411,43 @@ func TestServePsql(t *testing.T) {
 		t.Errorf("query: %q", out)
 	}
 }
+
+// A session belongs to the account it logged in to: once the account is demoted, dropped
+// (even if re-created) or its password changed, the session refuses everything; an owner
+// account on DuckDB cannot create or replace relations (dpsql's own tables included).
+func TestServeAccountChangesEndSessions(t *testing.T) {
+	path := setupDuckDB(t, "OPTIONS(epsilon = 10, delta = 1e-3)",
+		"admin:admin-pw:owner = true", "admin2:admin2-pw:owner = true", "carol:carol-pw:", "dave:dave-pw:")
+	ts := start(t, Config{Database: path})
+	ctx := context.Background()
+	admin, admin2 := connect(t, ts, "admin", "admin-pw"), connect(t, ts, "admin2", "admin2-pw")
+	carol, dave := connect(t, ts, "carol", "carol-pw"), connect(t, ts, "dave", "dave-pw")
+	for _, ddl := range []string{
+		"CREATE TABLE t2 AS SELECT 1 AS a",
+		"CREATE OR REPLACE VIEW v OPTIONS(public = true) AS SELECT * FROM visits",
+		"CREATE OR REPLACE TABLE dpsql.charges AS SELECT * FROM dpsql.charges WHERE false",
+		"DELETE FROM dpsql.charges",
+	} {
+		if _, err := admin.Exec(ctx, ddl); sqlState(err) != "0A000" && sqlState(err) != "42601" {
+			t.Errorf("%s through the server: %v", ddl, err)
+		}
+	}
+	for _, s := range []string{
+		"ALTER ANALYST admin SET OPTIONS(owner = FALSE)",
+		"DROP ANALYST carol",
+		"CREATE ANALYST carol PASSWORD 'other-pw'",
+		"ALTER ANALYST dave PASSWORD 'new-pw'",
+	} {
+		if _, err := admin2.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	for name, c := range map[string]*pgx.Conn{"demoted admin": admin, "re-created carol": carol, "dave after a new password": dave} {
+		for _, q := range []string{"SELECT count(*) FROM visits", "SHOW BUDGET", "SELECT count(*) FROM shops"} {
+			if _, err := c.Exec(ctx, q); sqlState(err) != "28000" {
+				t.Errorf("%s: %s: %v", name, q, err)
+			}
+		}
+	}
+	connect(t, ts, "carol", "other-pw") // the new carol logs in
+}

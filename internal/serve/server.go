@@ -292,6 +292,7 @@ func (h handler) Open(ctx context.Context, user string, startup map[string]strin
 		Backend:          shared{b},
 		Mechanisms:       exec.Secure{},
 		Owner:            a.Owner,
+		PolicyOnly:       a.Owner && b.Dialect() == backend.DuckDB,
 		Analyst:          a.Name,
 		StatementTimeout: timeout,
 	})
@@ -302,7 +303,7 @@ func (h handler) Open(ctx context.Context, user string, startup map[string]strin
 	if limit <= 0 {
 		limit = s.cfg.MaxConcurrentQueries
 	}
-	return &session{s: s, e: e, account: a.Name, owner: a.Owner, turns: s.turnsOf(a.Name, limit)}, nil
+	return &session{s: s, e: e, account: a, turns: s.turnsOf(a.Name, limit)}, nil
 }
 
 // shared is the server's backend as one session's engine sees it: closing the session does not
@@ -314,11 +315,14 @@ func (shared) Close() error { return nil }
 
 // session is one client's engine.
 type session struct {
-	s       *Server
-	e       *engine.Engine
-	account string
-	owner   bool
+	s *Server
+	e *engine.Engine
+	// account is the account as it was when the session logged in.
+	account store.Analyst
 	turns   *turns
+	// revoked is set once the account was dropped, re-created or changed owner rights: the
+	// session then refuses everything.
+	revoked bool
 }
 
 // Exec runs a script once the account has a turn (at most its max_concurrent_queries run at
@@ -330,8 +334,11 @@ func (ss *session) Exec(ctx context.Context, script string, args ...any) ([]*eng
 			Hint: "wait for the account's other statements to finish, or ask the data owner to raise max_concurrent_queries"}
 	}
 	defer ss.turns.give()
+	if err := ss.stillValid(ctx); err != nil {
+		return nil, err
+	}
 	res, err := ss.e.Exec(ctx, script, args...)
-	if err != nil && ss.owner && ss.e.Dialect() == backend.DuckDB && errors.Is(err, duckdb.ErrNotSingleSelect) {
+	if err != nil && ss.account.Owner && ss.e.Dialect() == backend.DuckDB && errors.Is(err, duckdb.ErrNotSingleSelect) {
 		err = &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Cause: err,
 			Msg:  "through dpsql serve the data owner runs queries, policy and account statements, not DDL or writes",
 			Hint: "stop the server and run it with dpsql FILE --owner (the server holds the DuckDB file locked)"}
@@ -339,8 +346,33 @@ func (ss *session) Exec(ctx context.Context, script string, args ...any) ([]*eng
 	return res, err
 }
 
+// stillValid reads the account again before each statement: a session belongs to the
+// account it logged in to, so once that account is dropped (even if an account of the same
+// name is created later), its password changed (a leaked password's sessions end with it) or
+// its owner rights changed, the session is over. (Allowance changes need no new login: the
+// ledger reads the allowance at each charge.)
+func (ss *session) stillValid(ctx context.Context) error {
+	if !ss.revoked {
+		a, ok, err := store.LookupAnalyst(ctx, ss.s.b, ss.account.Name)
+		if err != nil {
+			return err
+		}
+		ss.revoked = !ok || !a.CreatedAt.Equal(ss.account.CreatedAt) || a.Verifier != ss.account.Verifier ||
+			a.Owner != ss.account.Owner
+	}
+	if ss.revoked {
+		return &sqlerr.Error{Code: "28000",
+			Msg:  fmt.Sprintf("the account %q was dropped, or its password or rights changed, since this session logged in", ss.account.Name),
+			Hint: "log in again"}
+	}
+	return nil
+}
+
 // Relations lists the relations the account may name.
 func (ss *session) Relations(ctx context.Context) ([]*catalog.Relation, error) {
+	if err := ss.stillValid(ctx); err != nil {
+		return nil, err
+	}
 	return ss.e.Relations(ctx)
 }
 

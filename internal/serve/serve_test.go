@@ -451,3 +451,19 @@ func TestServeAccountChangesEndSessions(t *testing.T) {
 	}
 	connect(t, ts, "carol", "other-pw") // the new carol logs in
 }
+
+// An account's statement_timeout bounds its statements through the server.
+func TestServeAccountTimeout(t *testing.T) {
+	path := setupDuckDB(t, "UNLIMITED", "slow:pw:statement_timeout = '1s'")
+	ts := start(t, Config{Database: path})
+	c := connect(t, ts, "slow", "pw")
+	from := "shops s0"
+	for i := 1; i < 22; i++ {
+		from += fmt.Sprintf(", shops s%d", i)
+	}
+	t0 := time.Now()
+	_, err := c.Exec(context.Background(), "SELECT count(*) FROM "+from) // 3^22 rows
+	if sqlState(err) != "57014" || time.Since(t0) > 20*time.Second {
+		t.Errorf("after %v: %v; want 57014 after about 1s", time.Since(t0), err)
+	}
+}

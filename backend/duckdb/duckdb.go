@@ -262,13 +262,20 @@ var ErrNotSingleSelect = errors.New("analyst connections run exactly one SELECT 
 // one SELECT statement (else the error wraps ErrNotSingleSelect) and runs inside a read-only
 // transaction. Cancelling ctx interrupts the statement; the error then wraps ctx.Err().
 func (d *DB) Query(ctx context.Context, query string, args ...any) (*backend.Rows, error) {
+	return d.QueryEach(ctx, nil, query, args...)
+}
+
+// QueryEach is Query that passes each row, converted, to each before keeping it; when each
+// returns an error, reading stops and QueryEach returns that error (no rows). Callers bound
+// a result with it while it is read, rather than after all of it is in memory.
+func (d *DB) QueryEach(ctx context.Context, each func(row []any) error, query string, args ...any) (*backend.Rows, error) {
 	if d.mode == backend.Owner {
-		return queryRows(ctx, d.db, query, args)
+		return queryRows(ctx, d.db, query, args, each)
 	}
 	var rows *backend.Rows
 	err := d.readOnly(ctx, query, func(c *sql.Conn) error {
 		var err error
-		rows, err = queryRows(ctx, c, query, args)
+		rows, err = queryRows(ctx, c, query, args, each)
 		return err
 	})
 	return rows, err
@@ -410,7 +417,7 @@ func lock(ctx context.Context, l *sync.Mutex) error {
 type connQuerier struct{ c *sql.Conn }
 
 func (q connQuerier) Query(ctx context.Context, query string, args ...any) (*backend.Rows, error) {
-	return queryRows(ctx, q.c, query, args)
+	return queryRows(ctx, q.c, query, args, nil)
 }
 
 func (q connQuerier) Exec(ctx context.Context, query string, args ...any) error {
@@ -443,7 +450,7 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-func queryRows(ctx context.Context, q queryer, query string, args []any) (*backend.Rows, error) {
+func queryRows(ctx context.Context, q queryer, query string, args []any, each func([]any) error) (*backend.Rows, error) {
 	rs, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(ctx, err)
@@ -474,6 +481,11 @@ func queryRows(ctx context.Context, q queryer, query string, args []any) (*backe
 		for i, v := range dest {
 			row[i] = convert(v, out.Types[i])
 			dest[i] = nil
+		}
+		if each != nil {
+			if err := each(row); err != nil {
+				return nil, err
+			}
 		}
 		out.Values = append(out.Values, row)
 	}

@@ -22,10 +22,24 @@
 // lookups in the model ('pg_class'::regclass, c.oid::regclass), ~ finds a match anywhere as in
 // PostgreSQL, and generate_series/unnest aliases name their column. The result is parsed by
 // DuckDB's own parser (json_serialize_sql) and refused (ErrRefused) unless it is one SELECT
-// that reads only model tables (or its CTEs), calls only generate_series, range or unnest as
-// table functions, and calls no function that reads settings, the environment, files or
-// DuckDB's own catalog. Result columns are named as PostgreSQL names them (aliases folded to
-// lower case unless quoted, function names, "?column?").
+// that reads only model tables (or its non-recursive CTEs) and calls only the model's
+// functions and an allow list (allowedFuncs: what the captured psql, pgjdbc and
+// information_schema queries of testdata call, listed by TestAllowedFuncsCoverTestdata, and
+// plain helpers such as lower, coalesce, length, substring, count). Catalog queries cost no
+// budget, so nothing that reads outside the model (settings, files, DuckDB's catalog) and
+// nothing whose output size an argument sets (repeat, lpad, format widths, range,
+// list_resize, WITH RECURSIVE) is allowed: generate_series only as a table function with
+// bounds within ±5000 or array_upper(list, 1) of a model list, replace only with constant
+// patterns and not nested. Result columns are named as PostgreSQL names them (aliases
+// folded to lower case unless quoted, function names, "?column?").
+//
+// What the allow list still lets grow (cross joins, string_agg over them) is bounded while it
+// runs: the model DuckDB's 128 MB memory limit and Timeout (5 s), at most MaxConcurrent (4)
+// catalog queries at once server-wide (the others wait under their caller's context), and a
+// result of at most MaxRows (10000) rows and MaxBytes (8 MiB) of text, counted while it is
+// converted to Go values; a larger one is an error (ErrTooLarge), never a partial answer.
+// (Review finding H3: one query of repeat('x', 1000000) over a cross join took the server to
+// 2.4 GB, four at once killed it.)
 //
 // # Limits
 //

@@ -24,6 +24,21 @@ var ErrRefused = errors.New("pgcatalog: refused")
 // Timeout bounds one catalog query (a client's introspection takes milliseconds).
 const Timeout = 5 * time.Second
 
+// Bounds of a catalog query, which costs no budget: the rows and the bytes of result text it
+// may return (a larger result is refused, never cut), and how many run at once server-wide
+// (each holds its result, converted to Go values, in memory).
+const (
+	MaxRows       = 10000
+	MaxBytes      = 8 << 20
+	MaxConcurrent = 4
+)
+
+// ErrTooLarge is wrapped by the error of a query whose result exceeds MaxRows or MaxBytes.
+var ErrTooLarge = errors.New("catalog query result too large")
+
+// running holds a token per catalog query being run.
+var running = make(chan struct{}, MaxConcurrent)
+
 // Query answers a query over pg_catalog / information_schema (psql's backslash commands, JDBC's
 // DatabaseMetaData, BI tools' introspection) from a model of the relations rels, never from the
 // real database: a client learns names, columns and types of what it may name, nothing else.
@@ -39,13 +54,29 @@ func Query(ctx context.Context, sql string, rels []*catalog.Relation) (*engine.R
 		return nil, err
 	}
 	defer models.release(m)
+	select {
+	case running <- struct{}{}:
+		defer func() { <-running }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("pgcatalog: waiting for a turn: %w", ctx.Err())
+	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	names, err := check(ctx, m.db, text)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := m.db.Query(ctx, text)
+	n, size := 0, 0
+	rows, err := m.db.QueryEach(ctx, func(row []any) error {
+		n++
+		for _, v := range row {
+			size += valueSize(v)
+		}
+		if n > MaxRows || size > MaxBytes {
+			return fmt.Errorf("%w (at most %d rows and %d MiB)", ErrTooLarge, MaxRows, MaxBytes>>20)
+		}
+		return nil
+	}, text)
 	if err != nil {
 		return nil, fmt.Errorf("pgcatalog: %w", err)
 	}
@@ -60,6 +91,30 @@ func Query(ctx context.Context, sql string, rels []*catalog.Relation) (*engine.R
 		res.Columns = append(res.Columns, engine.Column{Name: c, Type: rows.Types[i]})
 	}
 	return res, nil
+}
+
+// valueSize approximates the bytes of v in a result's text: strings and blobs by their length,
+// lists and structs by their elements, anything else as a number.
+func valueSize(v any) int {
+	switch v := v.(type) {
+	case string:
+		return len(v) + 1
+	case []byte:
+		return 2*len(v) + 3
+	case []any:
+		n := 2
+		for _, e := range v {
+			n += valueSize(e) + 1
+		}
+		return n
+	case map[string]any:
+		n := 2
+		for k, e := range v {
+			n += len(k) + valueSize(e) + 3
+		}
+		return n
+	}
+	return 8
 }
 
 // IsCatalogQuery reports whether sql reads pg_catalog or information_schema (or calls
@@ -96,30 +151,35 @@ func IsCatalogQuery(sql string) bool {
 	return false
 }
 
-// tableFuncs are the table functions a catalog query may call.
-var tableFuncs = map[string]bool{"generate_series": true, "range": true, "unnest": true}
+// allowedFuncs are the DuckDB functions (scalar, aggregate and window) a catalog query may
+// call besides the model's own (schema pgfn, pginfo): those the captured client queries of
+// testdata use (TestAllowedFuncsCoverTestdata lists them) and plain helpers whose result is no
+// larger than their arguments, or than the rows they aggregate. Anything that reads outside
+// the model (settings, files, DuckDB's catalog) or whose output size an argument sets (repeat,
+// lpad, format widths, range, list_resize, ...) is not here.
+var allowedFuncs = map[string]bool{}
 
-// deniedFuncs are DuckDB functions a catalog query may not call: they read settings, the
-// environment, files or the database's own catalog rather than the model.
-var deniedFuncs = map[string]bool{
-	"current_setting": true, "getenv": true, "which_secret": true, "query": true, "query_table": true,
-	"sniff_csv": true, "glob": true, "read_text": true, "read_blob": true, "nextval": true, "currval": true,
-	"setseed": true, "current_database": true, "current_schema": true, "current_schemas": true,
-	"version": true, "current_catalog": true, "current_query": true, "json_serialize_sql": true,
-	"json_deserialize_sql": true, "json_serialize_plan": true, "json_execute_serialized_sql": true,
-	"get_current_timestamp": false,
-}
-
-func denied(name string) bool {
-	n := strings.ToLower(name)
-	for _, p := range []string{"duckdb_", "pragma_", "read_", "parquet_", "iceberg_", "delta_", "sqlite_", "postgres_",
-		"mysql_", "icu_", "json_execute", "enable_", "disable_", "checkpoint", "force_"} {
-		if strings.HasPrefix(n, p) {
-			return true
-		}
+func init() {
+	for _, f := range strings.Fields(`
+		+ - * / // % || ~~ !~~ ~~* !~~* ~~~ !~~~ ^@
+		nullif ifnull coalesce greatest least
+		lower upper lcase ucase length char_length character_length octet_length strlen len
+		substring substr left right concat concat_ws position strpos instr contains
+		starts_with ends_with prefix suffix trim ltrim rtrim btrim replace
+		regexp_full_match regexp_matches like_escape ilike_escape not_like_escape not_ilike_escape
+		abs sign round floor ceil ceiling to_hex
+		list_value array_to_string array_length array_extract list_extract list_contains
+		array_contains list_has array_has list_position array_position
+		count count_star min max sum avg bool_or bool_and any_value first last string_agg array_agg list
+		row_number rank dense_rank unnest
+		typeof
+	`) {
+		allowedFuncs[f] = true
 	}
-	return deniedFuncs[n]
 }
+
+// maxSeries bounds the rows a generate_series call of a catalog query may produce.
+const maxSeries = 10000
 
 // check parses text with DuckDB's parser (json_serialize_sql, which serialises SELECT
 // statements only) and refuses it unless it is exactly one SELECT that reads only the model's
@@ -204,23 +264,33 @@ func vet(v any, ctes map[string]bool) error {
 				return fmt.Errorf("%w: %q is not a pg_catalog or information_schema table; a catalog query reads only those", ErrRefused, name)
 			}
 		case "TABLE_FUNCTION":
-			f, _ := v["function"].(map[string]any)
-			if f == nil || str(f, "schema") != "" || str(f, "catalog") != "" || !tableFuncs[strings.ToLower(str(f, "function_name"))] {
-				return fmt.Errorf("%w: table function %s in a catalog query", ErrRefused, str(f, "function_name"))
+			if err := vetTableFunc(v, ctes); err != nil {
+				return err
 			}
+			// The function node itself is vetted here, its arguments and alias below.
+			for k, c := range v {
+				if k == "function" {
+					f, _ := c.(map[string]any)
+					c = f["children"]
+				}
+				if err := vet(c, ctes); err != nil {
+					return err
+				}
+			}
+			return nil
+		case "RECURSIVE_CTE_NODE":
+			// A recursive CTE grows rows or strings without a bound the query text sets.
+			return fmt.Errorf("%w: WITH RECURSIVE in a catalog query", ErrRefused)
 		case "SHOW_REF", "COLUMN_DATA_REF", "DELIM_GET":
 			return fmt.Errorf("%w: %s in a catalog query", ErrRefused, str(v, "type"))
 		}
-		if str(v, "class") == "FUNCTION" {
-			name, schema := strings.ToLower(str(v, "function_name")), strings.ToLower(str(v, "schema"))
-			switch {
-			case str(v, "catalog") != "":
-				return fmt.Errorf("%w: function %s.%s", ErrRefused, str(v, "catalog"), name)
-			case schema == funcSchema && funcNames[name], schema == infoSchema && infoFuncNames[name]:
-			case schema == "" && !denied(name):
-			default:
-				return fmt.Errorf("%w: function %s is not answered in a catalog query", ErrRefused, name)
+		switch str(v, "class") {
+		case "FUNCTION", "WINDOW":
+			if err := vetFunc(v); err != nil {
+				return err
 			}
+		case "LAMBDA":
+			return fmt.Errorf("%w: lambda in a catalog query", ErrRefused)
 		}
 		for _, c := range v {
 			if err := vet(c, ctes); err != nil {
@@ -235,6 +305,120 @@ func vet(v any, ctes map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// vetFunc refuses a call of a function that is neither the model's nor allowed.
+func vetFunc(v map[string]any) error {
+	name, schema := strings.ToLower(str(v, "function_name")), strings.ToLower(str(v, "schema"))
+	switch {
+	case str(v, "catalog") != "":
+		return fmt.Errorf("%w: function %s.%s", ErrRefused, str(v, "catalog"), name)
+	case schema == funcSchema && funcNames[name], schema == infoSchema && infoFuncNames[name]:
+		return nil
+	case schema != "" || !allowedFuncs[name]:
+		return fmt.Errorf("%w: function %s is not answered in a catalog query", ErrRefused, name)
+	case name == "replace":
+		// replace('pg_temp_', 'pg_toast_temp_'): constant patterns only, and not nested, so
+		// that replacing grows a string at most once, by a factor the text sets.
+		args, _ := v["children"].([]any)
+		if len(args) != 3 || !isConstant(args[1]) || !isConstant(args[2]) || calls(args[0], "replace") {
+			return fmt.Errorf("%w: replace in a catalog query takes constant patterns and is not nested", ErrRefused)
+		}
+	}
+	return nil
+}
+
+// vetTableFunc allows generate_series(a, b) whose bounds are small constants or the length
+// of a model list (array_upper(x, 1), as psql and pgjdbc call it), and unnest.
+func vetTableFunc(v map[string]any, ctes map[string]bool) error {
+	f, _ := v["function"].(map[string]any)
+	name := strings.ToLower(str(f, "function_name"))
+	if f == nil || str(f, "class") != "FUNCTION" || str(f, "schema") != "" || str(f, "catalog") != "" {
+		return fmt.Errorf("%w: table function %s in a catalog query", ErrRefused, name)
+	}
+	args, _ := f["children"].([]any)
+	switch name {
+	case "unnest":
+		if len(args) == 1 {
+			return nil
+		}
+	case "generate_series":
+		if len(args) == 2 && seriesBound(args[0]) && seriesBound(args[1]) {
+			return nil
+		}
+		return fmt.Errorf("%w: generate_series in a catalog query takes two bounds within ±%d or array_upper(list, 1)", ErrRefused, maxSeries/2)
+	}
+	return fmt.Errorf("%w: table function %s in a catalog query", ErrRefused, name)
+}
+
+// seriesBound: an integer constant within ±maxSeries/2, or pgfn.array_upper(x, 1) of a column
+// or current_schemas (a model list: a few elements).
+func seriesBound(a any) bool {
+	m, _ := a.(map[string]any)
+	if n, ok := constInt(m); ok {
+		return n >= -maxSeries/2 && n <= maxSeries/2
+	}
+	if str(m, "class") != "FUNCTION" || str(m, "schema") != funcSchema || str(m, "function_name") != "array_upper" {
+		return false
+	}
+	args, _ := m["children"].([]any)
+	if len(args) != 2 {
+		return false
+	}
+	if n, ok := constInt(args[1]); !ok || n != 1 {
+		return false
+	}
+	x, _ := args[0].(map[string]any)
+	for str(x, "class") == "CAST" {
+		x, _ = x["child"].(map[string]any)
+	}
+	switch str(x, "class") {
+	case "COLUMN_REF":
+		return true
+	case "FUNCTION":
+		return str(x, "schema") == funcSchema && str(x, "function_name") == "current_schemas"
+	}
+	return false
+}
+
+func constInt(a any) (int64, bool) {
+	m, _ := a.(map[string]any)
+	if str(m, "class") != "CONSTANT" {
+		return 0, false
+	}
+	val, _ := m["value"].(map[string]any)
+	n, ok := val["value"].(float64)
+	if !ok || n != float64(int64(n)) {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+func isConstant(a any) bool {
+	m, _ := a.(map[string]any)
+	return str(m, "class") == "CONSTANT"
+}
+
+// calls reports whether the tree v calls the function name.
+func calls(v any, name string) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if str(v, "class") == "FUNCTION" && strings.EqualFold(str(v, "function_name"), name) {
+			return true
+		}
+		for _, c := range v {
+			if calls(c, name) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range v {
+			if calls(c, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // columnNames names the result columns as PostgreSQL would (aliases, column names, function

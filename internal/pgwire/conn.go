@@ -56,7 +56,8 @@ type conn struct {
 	types    *pgtype.Map
 	stmts    map[string]*prepared
 	portals  map[string]*portal
-	skipping bool // after an error in the extended protocol, until Sync
+	held     int64 // bytes charged to stmts and portals (held.go)
+	skipping bool  // after an error in the extended protocol, until Sync
 
 	ctx     context.Context // canceled by Shutdown and when the client goes away
 	stop    context.CancelFunc

@@ -40,15 +40,15 @@ func (c *conn) handle(m pgproto3.FrontendMessage) error {
 	switch m := m.(type) {
 	case *pgproto3.Query:
 		c.skipping = false
-		delete(c.stmts, "")
-		delete(c.portals, "")
+		c.dropStmt("")
+		c.dropPortal("")
 		c.simpleQuery(m.String)
 		c.send(&pgproto3.ReadyForQuery{TxStatus: c.txn})
 		return c.flush()
 	case *pgproto3.Sync:
 		c.skipping = false
 		if c.txn == readyIdle {
-			c.portals = map[string]*portal{}
+			c.dropPortals()
 		}
 		c.send(&pgproto3.ReadyForQuery{TxStatus: c.txn})
 		return c.flush()
@@ -73,9 +73,9 @@ func (c *conn) handle(m pgproto3.FrontendMessage) error {
 		err = c.execute(m)
 	case *pgproto3.Close:
 		if m.ObjectType == 'S' {
-			delete(c.stmts, m.Name)
+			c.dropStmt(m.Name)
 		} else {
-			delete(c.portals, m.Name)
+			c.dropPortal(m.Name)
 		}
 		c.send(&pgproto3.CloseComplete{})
 	default:

@@ -87,6 +87,10 @@ type Server struct {
 	// MaxMessageSize bounds each client message in bytes (DefaultMaxMessageSize when 0): a
 	// larger one is refused and its connection closed.
 	MaxMessageSize int
+	// MaxPreparedBytes bounds the bytes one connection's prepared statements and portals
+	// hold (their texts, bound arguments and kept rows; DefaultMaxPreparedBytes when 0):
+	// Parse and Bind beyond it fail with 54000 until the client closes some.
+	MaxPreparedBytes int
 	// AuthTimeout bounds the time from connect to authenticated (DefaultAuthTimeout when 0).
 	AuthTimeout time.Duration
 	// Secret derives the fake verifiers of unknown users (scram.FakeVerifier). When nil a

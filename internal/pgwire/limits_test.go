@@ -1,0 +1,139 @@
+package pgwire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/dpsql/dpsql/internal/engine"
+)
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// One connection cannot hoard memory with prepared statements: Parse beyond
+// DefaultMaxPreparedBytes fails with 54000, and closing a statement gives its bytes back.
+func TestPreparedBytesBounded(t *testing.T) {
+	ts := startServer(t, func(string) (Session, error) { return &fakeSession{}, nil })
+	ctx := testCtx(t)
+	pc := connect(t, ts).PgConn()
+	text := "SELECT 1 -- " + strings.Repeat("x", 1<<20)
+	n := 0
+	var err error
+	for ; n < 100; n++ {
+		if _, err = pc.Prepare(ctx, fmt.Sprintf("s%d", n), text, nil); err != nil {
+			break
+		}
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "54000" || !strings.Contains(pe.Hint, "close") {
+		t.Fatalf("after %d statements of 1 MiB: %v, want 54000 with a hint to close statements", n, err)
+	}
+	if want := DefaultMaxPreparedBytes>>20 - 1; n != want {
+		t.Errorf("refused after %d statements of 1 MiB, want %d", n, want)
+	}
+	// The connection goes on; closing one statement makes room for one more.
+	if err := pc.Deallocate(ctx, "s0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pc.Prepare(ctx, "again", text, nil); err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	if _, err := pc.Prepare(ctx, "more", text, nil); pgCode(err) != "54000" {
+		t.Fatalf("past the bound again: %v, want 54000", err)
+	}
+	// DEALLOCATE ALL gives everything back.
+	if err := pc.Exec(ctx, "DEALLOCATE ALL").Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := pc.Prepare(ctx, fmt.Sprintf("t%d", i), text, nil); err != nil {
+			t.Fatalf("after DEALLOCATE ALL: %v", err)
+		}
+	}
+}
+
+// Bound arguments and the rows a portal keeps for later Executes count too.
+func TestPortalBytesBounded(t *testing.T) {
+	rows := make([][]any, 1000)
+	for i := range rows {
+		rows[i] = []any{strings.Repeat("r", 100)}
+	}
+	ts := startServer(t, func(string) (Session, error) {
+		return &fakeSession{answer: func(ctx context.Context, script string, args []any) ([]*engine.Result, error) {
+			return []*engine.Result{{Statement: script, Columns: []engine.Column{{Name: "v", Type: "VARCHAR"}}, Rows: rows}}, nil
+		}}, nil
+	}, func(s *Server) { s.MaxPreparedBytes = 64 << 10 })
+	ctx := testCtx(t)
+	pc := connect(t, ts).PgConn()
+	big := strings.Repeat("a", 70<<10)
+	if err := pc.ExecParams(ctx, "SELECT $1::text", [][]byte{[]byte(big)}, nil, nil, nil).Read().Err; pgCode(err) != "54000" {
+		t.Fatalf("a 70 KiB argument with a 64 KiB bound: %v, want 54000", err)
+	}
+	if err := pc.ExecParams(ctx, "SELECT $1::text", [][]byte{[]byte("small")}, nil, nil, nil).Read().Err; err != nil {
+		t.Fatalf("a small argument: %v", err)
+	}
+
+	// In a transaction, portals outlive Sync: a suspended portal keeps its rows (about 140
+	// KiB here), and nothing more is bound until it is closed.
+	send := func(msgs ...pgproto3.FrontendMessage) []pgproto3.BackendMessage {
+		t.Helper()
+		fe := pc.Frontend()
+		for _, m := range msgs {
+			fe.Send(m)
+		}
+		if _, query := msgs[0].(*pgproto3.Query); !query {
+			fe.Send(&pgproto3.Sync{})
+		}
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		var got []pgproto3.BackendMessage
+		for {
+			m, err := fe.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch m := m.(type) {
+			case *pgproto3.ReadyForQuery:
+				return got
+			case *pgproto3.ErrorResponse:
+				e := *m
+				got = append(got, &e)
+			case *pgproto3.PortalSuspended, *pgproto3.BindComplete, *pgproto3.CloseComplete:
+				got = append(got, m)
+			}
+		}
+	}
+	errorCode := func(msgs []pgproto3.BackendMessage) string {
+		for _, m := range msgs {
+			if e, ok := m.(*pgproto3.ErrorResponse); ok {
+				return e.Code
+			}
+		}
+		return ""
+	}
+	send(&pgproto3.Query{String: "BEGIN"})
+	got := send(&pgproto3.Parse{Name: "q", Query: "SELECT v FROM t"}, &pgproto3.Bind{DestinationPortal: "p", PreparedStatement: "q"},
+		&pgproto3.Execute{Portal: "p", MaxRows: 1})
+	if code := errorCode(got); code != "" {
+		t.Fatalf("first portal: %s", code)
+	}
+	if code := errorCode(send(&pgproto3.Bind{DestinationPortal: "p2", PreparedStatement: "q"})); code != "54000" {
+		t.Fatalf("Bind while a portal keeps 140 KiB of rows: %q, want 54000", code)
+	}
+	if code := errorCode(send(&pgproto3.Close{ObjectType: 'P', Name: "p"}, &pgproto3.Bind{DestinationPortal: "p2", PreparedStatement: "q"})); code != "" {
+		t.Fatalf("Bind after closing the portal: %s", code)
+	}
+	send(&pgproto3.Query{String: "ROLLBACK"})
+}

@@ -242,7 +242,9 @@ func (c *conn) authenticate(params map[string]string) error {
 		return errClose
 	}
 	if !ok {
-		v = scram.FakeVerifier(c.s.Secret, user)
+		// Derived from the name as Lookup sees it: the salts of an unknown name's spellings
+		// agree, as a known one's do.
+		v = scram.FakeVerifier(c.s.Secret, c.s.foldUser(user))
 	}
 	failed := fmt.Sprintf("password authentication failed for user %q", user)
 	c.send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{scram.Mechanism}})
@@ -286,6 +288,16 @@ func (c *conn) authenticate(params map[string]string) error {
 	case err != nil:
 		return refused("08P01", "malformed SCRAM message")
 	}
+	sess, err := c.s.Handler.Open(c.ctx, user, params)
+	if err != nil {
+		code, m, _ := c.errorFields(err)
+		return refused(code, m)
+	}
+	c.sess = sess
+	c.user = c.s.foldUser(user)
+	if a, ok := sess.(AccountSession); ok {
+		c.user = a.Account()
+	}
 	c.settings = defaultSettings(c)
 	for k, val := range params {
 		if s, found := lookupSetting(k); found && !s.readOnly {
@@ -296,12 +308,6 @@ func (c *conn) authenticate(params map[string]string) error {
 			}
 		}
 	}
-	sess, err := c.s.Handler.Open(c.ctx, user, params)
-	if err != nil {
-		code, m, _ := c.errorFields(err)
-		return refused(code, m)
-	}
-	c.sess = sess
 	c.send(&pgproto3.AuthenticationSASLFinal{Data: []byte(serverFinal)})
 	c.send(&pgproto3.AuthenticationOk{})
 	for _, s := range settingList {
@@ -311,7 +317,7 @@ func (c *conn) authenticate(params map[string]string) error {
 	}
 	c.send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.key})
 	c.send(&pgproto3.ReadyForQuery{TxStatus: c.txn})
-	c.s.log(Event{Kind: EventConnect, User: user, Remote: c.remote, Duration: time.Since(c.start)})
+	c.s.log(Event{Kind: EventConnect, User: c.user, Remote: c.remote, Duration: time.Since(c.start)})
 	return c.flush()
 }
 

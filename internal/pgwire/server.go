@@ -35,6 +35,13 @@ type Session interface {
 	Close() error
 }
 
+// AccountSession is a Session that knows its account's stored name: the server logs and
+// reports it (current_user, session_authorization) instead of the name the client sent.
+type AccountSession interface {
+	Session
+	Account() string
+}
+
 // EventKind says what an Event reports.
 type EventKind int
 
@@ -93,6 +100,13 @@ type Server struct {
 	MaxPreparedBytes int
 	// AuthTimeout bounds the time from connect to authenticated (DefaultAuthTimeout when 0).
 	AuthTimeout time.Duration
+	// FoldUser, when set, is how the Handler's Lookup normalises a user name (say, its
+	// accounts are case-insensitive). An unknown user's fake verifier is derived from the
+	// folded name, so that "nosuch" and "NOSUCH" get the same fake salt, as "alice" and
+	// "ALICE" get the same real one; and after login the folded name is the one logged and
+	// reported (current_user, session_authorization), unless the Session names its account
+	// itself (AccountSession).
+	FoldUser func(user string) string
 	// Secret derives the fake verifiers of unknown users (scram.FakeVerifier). When nil a
 	// random one is made; set it to a stable secret so that a user's fake salt does not
 	// change when the server restarts.
@@ -140,6 +154,13 @@ func (s *Server) authTimeout() time.Duration {
 		return s.AuthTimeout
 	}
 	return DefaultAuthTimeout
+}
+
+func (s *Server) foldUser(user string) string {
+	if s.FoldUser != nil {
+		return s.FoldUser(user)
+	}
+	return user
 }
 
 func (s *Server) log(e Event) {

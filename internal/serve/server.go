@@ -106,7 +106,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	s.wire = &pgwire.Server{Handler: handler{s}, TLS: tlsConfig, Log: s.log.wire, Version: Version, Secret: s.secret}
+	s.wire = &pgwire.Server{Handler: handler{s}, TLS: tlsConfig, Log: s.log.wire, Version: Version, Secret: s.secret,
+		FoldUser: foldName}
 	return s, nil
 }
 
@@ -249,9 +250,23 @@ func describe(db string) string {
 // handler is the Server as the protocol sees it.
 type handler struct{ s *Server }
 
+// foldName is an account name as accounts are looked up: case-insensitive in ASCII only.
+// (strings.ToLower would also fold, say, 'İ' (U+0130) to 'i', so that "ADMİN" logged in as
+// admin.) pgwire derives unknown users' fake SCRAM salts from it too, so that the spellings
+// of an unknown name agree as a known name's do.
+func foldName(user string) string {
+	b := []byte(user)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
 // Lookup returns the account's verifier. Names are case-insensitive, as in CREATE ANALYST.
 func (h handler) Lookup(ctx context.Context, user string) (scram.Verifier, bool, error) {
-	a, ok, err := store.LookupAnalyst(ctx, h.s.b, strings.ToLower(user))
+	a, ok, err := store.LookupAnalyst(ctx, h.s.b, foldName(user))
 	if err != nil || !ok {
 		return scram.Verifier{}, false, err
 	}
@@ -265,7 +280,7 @@ func (h handler) Lookup(ctx context.Context, user string) (scram.Verifier, bool,
 // Open starts the session of an authenticated account: an engine over the shared backend.
 func (h handler) Open(ctx context.Context, user string, startup map[string]string) (pgwire.Session, error) {
 	s := h.s
-	a, ok, err := store.LookupAnalyst(ctx, s.b, strings.ToLower(user))
+	a, ok, err := store.LookupAnalyst(ctx, s.b, foldName(user))
 	if err != nil {
 		return nil, err
 	}
@@ -345,6 +360,9 @@ func (ss *session) Relations(ctx context.Context) ([]*catalog.Relation, error) {
 }
 
 func (ss *session) Close() error { return ss.e.Close() }
+
+// Account is the account's name as stored, which the log and current_user show.
+func (ss *session) Account() string { return ss.account }
 
 // turns bounds the statements one account runs at once.
 type turns struct{ c chan struct{} }

@@ -86,12 +86,21 @@ func (c *conn) serve() {
 				Err: fmt.Errorf("panic: %v\n%s", r, debug.Stack()), Duration: time.Since(c.start)})
 		}
 	}()
-	c.raw.SetDeadline(time.Now().Add(c.s.authTimeout()))
-	params, err := c.startup()
-	if err != nil || params == nil {
+	ip := c.remote
+	if host, _, err := net.SplitHostPort(c.remote); err == nil {
+		ip = host
+	}
+	if !c.s.startLogin(ip) {
+		c.refuseStartup()
 		return
 	}
-	if err := c.authenticate(params); err != nil {
+	c.raw.SetDeadline(time.Now().Add(c.s.authTimeout()))
+	params, err := c.startup()
+	if err == nil && params != nil {
+		err = c.authenticate(params)
+	}
+	c.s.endLogin(ip)
+	if err != nil || params == nil {
 		return
 	}
 	c.nc.SetDeadline(time.Time{})
@@ -100,6 +109,20 @@ func (c *conn) serve() {
 		c.s.log(Event{Kind: EventDisconnect, User: c.user, Remote: c.remote, Duration: time.Since(c.start)})
 	}()
 	c.loop()
+}
+
+// refuseStartup answers a connection beyond Server.MaxStartupsPerIP: it reads the client's
+// first packet (so that the client reads the error rather than a reset), then sends FATAL
+// 53300.
+func (c *conn) refuseStartup() {
+	c.raw.SetDeadline(time.Now().Add(time.Second))
+	readStartup(c.raw)
+	c.w = bufio.NewWriter(c.raw)
+	c.send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "53300",
+		Message: "too many connections still logging in from this address",
+		Hint:    "finish or close the connections that are logging in, then try again"})
+	c.flush()
+	c.s.log(Event{Kind: EventConnect, Remote: c.remote, Code: "53300", Duration: time.Since(c.start)})
 }
 
 // readStartup reads one startup packet: its code and the rest of its body.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -136,4 +139,47 @@ func TestPortalBytesBounded(t *testing.T) {
 		t.Fatalf("Bind after closing the portal: %s", code)
 	}
 	send(&pgproto3.Query{String: "ROLLBACK"})
+}
+
+// Idle sockets from one address hold at most MaxStartupsPerIP login slots: one more is
+// refused at once with 53300, and once they time out an analyst logs in again.
+func TestStartupsPerIPBounded(t *testing.T) {
+	ts := startServer(t, func(string) (Session, error) { return &fakeSession{}, nil },
+		func(s *Server) { s.AuthTimeout = time.Second })
+	ctx := testCtx(t)
+	// Logged-in connections do not count.
+	for i := 0; i < DefaultMaxStartupsPerIP+2; i++ {
+		connect(t, ts)
+	}
+	var idle []net.Conn
+	for i := 0; i < DefaultMaxStartupsPerIP; i++ {
+		nc, err := net.Dial("tcp", ts.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		idle = append(idle, nc)
+	}
+	time.Sleep(100 * time.Millisecond) // let the server accept them
+	start := time.Now()
+	_, err := pgconn.Connect(ctx, ts.url("alice", alicePassword))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53300" || !strings.Contains(pe.Message, "logging in") {
+		t.Fatalf("connection %d from one address: %v, want 53300", DefaultMaxStartupsPerIP+1, err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("refused after %v, want at once", d)
+	}
+	// The idle sockets time out (AuthTimeout) and give their slots back.
+	for _, nc := range idle {
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := nc.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("an idle socket was not closed after AuthTimeout: %v", err)
+		}
+	}
+	c, err := pgconn.Connect(ctx, ts.url("alice", alicePassword))
+	if err != nil {
+		t.Fatalf("after the idle sockets timed out: %v", err)
+	}
+	c.Close(ctx)
 }

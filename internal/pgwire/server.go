@@ -77,7 +77,11 @@ type Event struct {
 const DefaultMaxMessageSize = 16 << 20
 
 // DefaultAuthTimeout bounds startup and authentication when Server.AuthTimeout is 0.
-const DefaultAuthTimeout = 30 * time.Second
+const DefaultAuthTimeout = 10 * time.Second
+
+// DefaultMaxStartupsPerIP bounds the connections still logging in from one address when
+// Server.MaxStartupsPerIP is 0.
+const DefaultMaxStartupsPerIP = 10
 
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("pgwire: server closed")
@@ -100,6 +104,10 @@ type Server struct {
 	MaxPreparedBytes int
 	// AuthTimeout bounds the time from connect to authenticated (DefaultAuthTimeout when 0).
 	AuthTimeout time.Duration
+	// MaxStartupsPerIP bounds the connections from one remote address that have not yet
+	// authenticated (DefaultMaxStartupsPerIP when 0): one more is refused at once with
+	// FATAL 53300, so that idle sockets from one host cannot hold every connection slot.
+	MaxStartupsPerIP int
 	// FoldUser, when set, is how the Handler's Lookup normalises a user name (say, its
 	// accounts are case-insensitive). An unknown user's fake verifier is derived from the
 	// folded name, so that "nosuch" and "NOSUCH" get the same fake salt, as "alice" and
@@ -121,6 +129,7 @@ type Server struct {
 	closed    bool
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	startups  map[string]int // remote address → its connections still logging in
 	nextPID   uint32
 	wg        sync.WaitGroup
 }
@@ -133,6 +142,7 @@ func (s *Server) setup() {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.listeners = map[net.Listener]struct{}{}
 	s.conns = map[*conn]struct{}{}
+	s.startups = map[string]int{}
 	if s.Secret == nil {
 		s.Secret = make([]byte, 32)
 		rand.Read(s.Secret)
@@ -161,6 +171,33 @@ func (s *Server) foldUser(user string) string {
 		return s.FoldUser(user)
 	}
 	return user
+}
+
+func (s *Server) maxStartupsPerIP() int {
+	if s.MaxStartupsPerIP > 0 {
+		return s.MaxStartupsPerIP
+	}
+	return DefaultMaxStartupsPerIP
+}
+
+// startLogin counts a connection from ip that logs in; false: ip has too many already.
+func (s *Server) startLogin(ip string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.startups[ip] >= s.maxStartupsPerIP() {
+		return false
+	}
+	s.startups[ip]++
+	return true
+}
+
+// endLogin uncounts a connection of startLogin once it authenticated or ended.
+func (s *Server) endLogin(ip string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.startups[ip]--; s.startups[ip] <= 0 {
+		delete(s.startups, ip)
+	}
 }
 
 func (s *Server) log(e Event) {

@@ -51,6 +51,10 @@ type Config struct {
 	// MaxConnections bounds the client connections open at once (0: DefaultMaxConnections);
 	// a client beyond it is refused with SQLSTATE 53300.
 	MaxConnections int
+	// MaxStartupsPerIP bounds the connections from one address still logging in
+	// (0: pgwire.DefaultMaxStartupsPerIP); one more is refused with SQLSTATE 53300. Raise it
+	// when many clients share an address (NAT) or a pool opens many connections at once.
+	MaxStartupsPerIP int
 	// MaxConcurrentQueries bounds the statements one account runs at once, over all its
 	// sessions, when the account sets no max_concurrent_queries (0: DefaultMaxConcurrentQueries).
 	MaxConcurrentQueries int
@@ -107,7 +111,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	s.wire = &pgwire.Server{Handler: handler{s}, TLS: tlsConfig, Log: s.log.wire, Version: Version, Secret: s.secret,
-		FoldUser: foldName}
+		FoldUser: foldName, MaxStartupsPerIP: cfg.MaxStartupsPerIP}
 	return s, nil
 }
 

@@ -211,6 +211,9 @@ func (c *conn) startup() (map[string]string, error) {
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return nil, err
 			}
+		case code>>16 == 3 && c.s.RequireTLS && c.nc == c.raw:
+			c.fatal("28000", "this server requires TLS: connect with sslmode=require")
+			return nil, errors.New("plaintext login refused")
 		case code>>16 == 3:
 			params, err := parseStartupParams(body)
 			if err != nil {

@@ -92,6 +92,9 @@ type Server struct {
 	Handler Handler
 	// TLS, when set, is used for clients that ask for it (SSLRequest); nil answers 'N'.
 	TLS *tls.Config
+	// RequireTLS refuses logins that did not first switch to TLS (FATAL 28000): with TLS set,
+	// passwords never travel but queries and rows would, in clear.
+	RequireTLS bool
 	// Log, when set, receives one call per connection start and end and per statement. It
 	// may be called from many goroutines at once.
 	Log func(Event)

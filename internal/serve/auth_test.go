@@ -2,7 +2,16 @@ package serve
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +100,48 @@ func TestServeSaltsDoNotTellAccounts(t *testing.T) {
 	}
 	if !ok {
 		t.Errorf("the log does not name the account as stored:\n%s", ts.log.String())
+	}
+}
+
+// With a certificate, the server refuses plaintext logins unless AllowPlaintext.
+func TestServeRequiresTLSWithCertificate(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"localhost"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	path := setupDuckDB(t, "UNLIMITED", "alice:alice-pw:")
+	ts := start(t, Config{Database: path, TLSCert: certFile, TLSKey: keyFile})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if c, err := pgx.Connect(ctx, ts.url("alice", "alice-pw")); err == nil {
+		c.Close(ctx)
+		t.Fatal("plaintext login accepted by a server with a certificate")
+	} else if sqlState(err) != "28000" {
+		t.Fatalf("plaintext login: %v, want 28000", err)
+	}
+	c, err := pgx.Connect(ctx, strings.Replace(ts.url("alice", "alice-pw"), "sslmode=disable", "sslmode=require", 1))
+	if err != nil {
+		t.Fatalf("sslmode=require: %v", err)
+	}
+	c.Close(ctx)
+	ts.s.Shutdown(ctx)
+	plain := start(t, Config{Database: path, TLSCert: certFile, TLSKey: keyFile, AllowPlaintext: true})
+	c = connect(t, plain, "alice", "alice-pw")
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

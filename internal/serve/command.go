@@ -42,6 +42,7 @@ func Command(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int
 	listen := fs.String("listen", DefaultListen, "`HOST:PORT` to listen on")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "certificate `FILE` (PEM) for TLS; with --tls-key")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "private key `FILE` (PEM) for TLS")
+	fs.BoolVar(&cfg.AllowPlaintext, "allow-plaintext", false, "with --tls-cert, let clients log in without TLS too (for testing on loopback)")
 	fs.StringVar(&cfg.MemoryLimit, "memory-limit", "", "DuckDB's memory limit for the whole server (`SIZE` such as 8GB; default 4GB, or the owner's SET LIMITS if stricter)")
 	fs.DurationVar(&cfg.StatementTimeout, "timeout", DefaultStatementTimeout, "longest an analyst's statement may run (`DURATION`); an account's statement_timeout and the owner's SET LIMITS may be stricter")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "client connections open at once (`N`)")

@@ -39,9 +39,12 @@ const (
 type Config struct {
 	// Database is a DuckDB file or a postgres:// (postgresql://) URL.
 	Database string
-	// TLSCert and TLSKey are PEM files; with them clients may (and with sslmode=require must)
-	// use TLS. Without them the server answers SSLRequest with 'N'.
+	// TLSCert and TLSKey are PEM files; with them clients must use TLS (sslmode=require or
+	// stricter) unless AllowPlaintext. Without them the server answers SSLRequest with 'N'.
 	TLSCert, TLSKey string
+	// AllowPlaintext lets clients log in without TLS when TLSCert is given (for testing on
+	// loopback); by default such a server refuses them.
+	AllowPlaintext bool
 	// MemoryLimit is DuckDB's memory limit for the whole server ("8GB"); "" means
 	// duckdb.DefaultAnalystMemoryLimit, or the owner's SET LIMITS when stricter.
 	MemoryLimit string
@@ -111,7 +114,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	s.wire = &pgwire.Server{Handler: handler{s}, TLS: tlsConfig, Log: s.log.wire, Version: Version, Secret: s.secret,
-		FoldUser: foldName, MaxStartupsPerIP: cfg.MaxStartupsPerIP}
+		FoldUser: foldName, MaxStartupsPerIP: cfg.MaxStartupsPerIP, RequireTLS: tlsConfig != nil && !cfg.AllowPlaintext}
 	return s, nil
 }
 

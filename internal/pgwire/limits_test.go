@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/engine"
+	"github.com/dpsql/dpsql/sqlerr"
 )
 
 func pgCode(err error) string {
@@ -182,4 +185,54 @@ func TestStartupsPerIPBounded(t *testing.T) {
 		t.Fatalf("after the idle sockets timed out: %v", err)
 	}
 	c.Close(ctx)
+}
+
+// slowCatalog is a session whose Relations waits until its statement is cancelled.
+type slowCatalog struct{ *fakeSession }
+
+func (slowCatalog) Relations(ctx context.Context) ([]*catalog.Relation, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A catalog query cut by statement_timeout is a cancellation (57014), not an internal error.
+func TestCatalogQueryTimeout(t *testing.T) {
+	ts := startServer(t, func(string) (Session, error) { return slowCatalog{&fakeSession{}}, nil })
+	ctx := testCtx(t)
+	c := connect(t, ts)
+	if _, err := c.Exec(ctx, "SET statement_timeout = 50"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Exec(ctx, "SELECT relname FROM pg_catalog.pg_class", pgx.QueryExecModeSimpleProtocol)
+	if pgCode(err) != "57014" {
+		t.Fatalf("catalog query past statement_timeout: %v, want 57014", err)
+	}
+}
+
+// A failed statement is logged with the tag of its start, not of where its error is.
+func TestFailedStatementTag(t *testing.T) {
+	const script = "SET BUDGET UNLIMITED; SELECT k FROM t WHERE k IN (WITH w AS (SELECT 1) SELECT * FROM w)"
+	at := strings.Index(script, "WITH")
+	ts := startServer(t, func(string) (Session, error) {
+		return &fakeSession{answer: func(ctx context.Context, s string, args []any) ([]*engine.Result, error) {
+			return []*engine.Result{{Statement: "SET BUDGET UNLIMITED", Tag: "SET BUDGET"}},
+				sqlerr.New(sqlerr.Pos{Offset: at, Line: 1, Col: at + 1}, sqlerr.SyntaxError, "no")
+		}}, nil
+	})
+	ctx := testCtx(t)
+	c := connect(t, ts)
+	c.Exec(ctx, script, pgx.QueryExecModeSimpleProtocol)
+	for deadline := time.After(5 * time.Second); ; {
+		select {
+		case e := <-ts.events:
+			if e.Kind == EventStatement && e.Code != "" {
+				if e.Tag != "SELECT" {
+					t.Fatalf("failed statement logged as %q, want SELECT", e.Tag)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("no failed statement logged")
+		}
+	}
 }

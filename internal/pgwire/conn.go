@@ -56,7 +56,8 @@ type conn struct {
 	types    *pgtype.Map
 	stmts    map[string]*prepared
 	portals  map[string]*portal
-	skipping bool // after an error in the extended protocol, until Sync
+	held     int64 // bytes charged to stmts and portals (held.go)
+	skipping bool  // after an error in the extended protocol, until Sync
 
 	ctx     context.Context // canceled by Shutdown and when the client goes away
 	stop    context.CancelFunc
@@ -85,12 +86,21 @@ func (c *conn) serve() {
 				Err: fmt.Errorf("panic: %v\n%s", r, debug.Stack()), Duration: time.Since(c.start)})
 		}
 	}()
-	c.raw.SetDeadline(time.Now().Add(c.s.authTimeout()))
-	params, err := c.startup()
-	if err != nil || params == nil {
+	ip := c.remote
+	if host, _, err := net.SplitHostPort(c.remote); err == nil {
+		ip = host
+	}
+	if !c.s.startLogin(ip) {
+		c.refuseStartup()
 		return
 	}
-	if err := c.authenticate(params); err != nil {
+	c.raw.SetDeadline(time.Now().Add(c.s.authTimeout()))
+	params, err := c.startup()
+	if err == nil && params != nil {
+		err = c.authenticate(params)
+	}
+	c.s.endLogin(ip)
+	if err != nil || params == nil {
 		return
 	}
 	c.nc.SetDeadline(time.Time{})
@@ -99,6 +109,20 @@ func (c *conn) serve() {
 		c.s.log(Event{Kind: EventDisconnect, User: c.user, Remote: c.remote, Duration: time.Since(c.start)})
 	}()
 	c.loop()
+}
+
+// refuseStartup answers a connection beyond Server.MaxStartupsPerIP: it reads the client's
+// first packet (so that the client reads the error rather than a reset), then sends FATAL
+// 53300.
+func (c *conn) refuseStartup() {
+	c.raw.SetDeadline(time.Now().Add(time.Second))
+	readStartup(c.raw)
+	c.w = bufio.NewWriter(c.raw)
+	c.send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "53300",
+		Message: "too many connections still logging in from this address",
+		Hint:    "finish or close the connections that are logging in, then try again"})
+	c.flush()
+	c.s.log(Event{Kind: EventConnect, Remote: c.remote, Code: "53300", Duration: time.Since(c.start)})
 }
 
 // readStartup reads one startup packet: its code and the rest of its body.
@@ -187,6 +211,9 @@ func (c *conn) startup() (map[string]string, error) {
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return nil, err
 			}
+		case code>>16 == 3 && c.s.RequireTLS && c.nc == c.raw:
+			c.fatal("28000", "this server requires TLS: connect with sslmode=require")
+			return nil, errors.New("plaintext login refused")
 		case code>>16 == 3:
 			params, err := parseStartupParams(body)
 			if err != nil {
@@ -241,7 +268,9 @@ func (c *conn) authenticate(params map[string]string) error {
 		return errClose
 	}
 	if !ok {
-		v = scram.FakeVerifier(c.s.Secret, user)
+		// Derived from the name as Lookup sees it: the salts of an unknown name's spellings
+		// agree, as a known one's do.
+		v = scram.FakeVerifier(c.s.Secret, c.s.foldUser(user))
 	}
 	failed := fmt.Sprintf("password authentication failed for user %q", user)
 	c.send(&pgproto3.AuthenticationSASL{AuthMechanisms: []string{scram.Mechanism}})
@@ -285,6 +314,16 @@ func (c *conn) authenticate(params map[string]string) error {
 	case err != nil:
 		return refused("08P01", "malformed SCRAM message")
 	}
+	sess, err := c.s.Handler.Open(c.ctx, user, params)
+	if err != nil {
+		code, m, _ := c.errorFields(err)
+		return refused(code, m)
+	}
+	c.sess = sess
+	c.user = c.s.foldUser(user)
+	if a, ok := sess.(AccountSession); ok {
+		c.user = a.Account()
+	}
 	c.settings = defaultSettings(c)
 	for k, val := range params {
 		if s, found := lookupSetting(k); found && !s.readOnly {
@@ -295,12 +334,6 @@ func (c *conn) authenticate(params map[string]string) error {
 			}
 		}
 	}
-	sess, err := c.s.Handler.Open(c.ctx, user, params)
-	if err != nil {
-		code, m, _ := c.errorFields(err)
-		return refused(code, m)
-	}
-	c.sess = sess
 	c.send(&pgproto3.AuthenticationSASLFinal{Data: []byte(serverFinal)})
 	c.send(&pgproto3.AuthenticationOk{})
 	for _, s := range settingList {
@@ -310,7 +343,7 @@ func (c *conn) authenticate(params map[string]string) error {
 	}
 	c.send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.key})
 	c.send(&pgproto3.ReadyForQuery{TxStatus: c.txn})
-	c.s.log(Event{Kind: EventConnect, User: user, Remote: c.remote, Duration: time.Since(c.start)})
+	c.s.log(Event{Kind: EventConnect, User: c.user, Remote: c.remote, Duration: time.Since(c.start)})
 	return c.flush()
 }
 

@@ -8,11 +8,16 @@
 // startup packets: SSLRequest (TLS when Server.TLS is set, else 'N'), GSSENCRequest ('N'),
 // CancelRequest (cancels the running statement of the connection whose BackendKeyData it
 // repeats, the secret compared in constant time) and StartupMessage 3.0 (a newer 3.x gets
-// NegotiateProtocolVersion and speaks 3.0; other versions are refused).
+// NegotiateProtocolVersion and speaks 3.0; other versions are refused). With
+// Server.RequireTLS, a StartupMessage that did not come over TLS gets FATAL 28000 ("this
+// server requires TLS: connect with sslmode=require").
 //
 // Authentication is SCRAM-SHA-256 only (internal/scram), never cleartext or md5. An unknown
 // user runs the same exchange against a fake verifier derived from Server.Secret and the
-// name, and both failures send the same 28P01 error. A client that sends no proof is
+// name as Server.FoldUser folds it (as the Handler looks names up, so that an unknown name's
+// spellings get one salt as a known name's do), and both failures send the same 28P01
+// error. After login the account's name as the Handler stores it (AccountSession, else the
+// folded name) is the one logged and reported as current_user and session_authorization. A client that sends no proof is
 // refused. Then the server reports its settings (ParameterStatus: server_version "16.0
 // (dpsql ...)", UTF8, DateStyle ISO, TimeZone, ...), BackendKeyData and ReadyForQuery.
 //
@@ -73,7 +78,12 @@
 // A message larger than Server.MaxMessageSize (16 MiB), a startup packet larger than 10000
 // bytes, or any malformed message closes that connection only; a panic in a connection is
 // recovered and closes it. Startup and authentication must finish within
-// Server.AuthTimeout. A connection holds at most 10000 prepared statements and as many
-// portals. A session statement_timeout adds a deadline to each statement; it cannot loosen
+// Server.AuthTimeout (10 s), and one remote address has at most Server.MaxStartupsPerIP
+// (10) connections still logging in: one more gets FATAL 53300 at once. A connection holds
+// at most 10000 prepared statements and as many portals, and at most
+// Server.MaxPreparedBytes (64 MiB) in them: statement texts, bound arguments and the rows a
+// portal keeps for later Executes (held.go); Parse and Bind beyond it fail with 54000 until
+// the client closes some, and a portal run past it keeps its rows but the connection then
+// runs no other portal until it closes some. A session statement_timeout adds a deadline to each statement; it cannot loosen
 // the engine's own. Server.Log never receives statement text or values.
 package pgwire

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -19,6 +20,8 @@ type prepared struct {
 	local *local
 	// oids are the parameter types: the client's (0 where it gave none).
 	oids []uint32
+	size int64 // bytes charged to the connection (held.go)
+	refs int   // its name and its portals: the bytes are released when none is left
 }
 
 // A portal (Bind): a prepared statement with its arguments, run at most once.
@@ -30,6 +33,7 @@ type portal struct {
 	res     *engine.Result
 	sent    int // rows already sent by Execute
 	done    bool
+	size    int64 // bytes charged to the connection: arguments, then the rows kept (held.go)
 }
 
 func (c *conn) parse(m *pgproto3.Parse) error {
@@ -38,8 +42,9 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 			return sqlerr.New(sqlerr.Pos{}, "42P05", "prepared statement %q already exists", m.Name)
 		}
 	}
-	if len(c.stmts) >= maxPrepared {
-		return sqlerr.New(sqlerr.Pos{}, "54000", "too many prepared statements (at most %d)", maxPrepared)
+	if _, replaced := c.stmts[m.Name]; !replaced && len(c.stmts) >= maxPrepared {
+		return &sqlerr.Error{Code: "54000", Msg: fmt.Sprintf("too many prepared statements (at most %d)", maxPrepared),
+			Hint: "close (deallocate) prepared statements that are no longer used"}
 	}
 	spans := splitStatements(m.Query)
 	if len(spans) > 1 {
@@ -53,14 +58,24 @@ func (c *conn) parse(m *pgproto3.Parse) error {
 	if n > 65535 {
 		return sqlerr.New(sqlerr.Pos{}, "54000", "too many parameters")
 	}
-	p := &prepared{text: text, oids: make([]uint32, n)}
+	if len(text) < len(m.Query) {
+		text = strings.Clone(text) // not to keep what follows the statement
+	}
+	p := &prepared{text: text, oids: make([]uint32, n), size: entryOverhead + int64(len(text)) + 4*int64(n)}
+	freed := int64(0)
+	if old, ok := c.stmts[m.Name]; ok && old.refs == 1 {
+		freed = old.size // the unnamed statement it replaces
+	}
+	if err := c.hold("this statement", p.size, freed); err != nil {
+		return err
+	}
 	copy(p.oids, m.ParameterOIDs)
 	if len(spans) == 1 {
 		p.kind, p.local = classify(text)
 	} else {
 		p.kind = kindLocal // empty: answered with EmptyQueryResponse
 	}
-	c.stmts[m.Name] = p
+	c.setStmt(m.Name, p)
 	c.send(&pgproto3.ParseComplete{})
 	return nil
 }
@@ -83,8 +98,9 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 			return sqlerr.New(sqlerr.Pos{}, "42P03", "portal %q already exists", m.DestinationPortal)
 		}
 	}
-	if len(c.portals) >= maxPrepared {
-		return sqlerr.New(sqlerr.Pos{}, "54000", "too many portals (at most %d)", maxPrepared)
+	if _, replaced := c.portals[m.DestinationPortal]; !replaced && len(c.portals) >= maxPrepared {
+		return &sqlerr.Error{Code: "54000", Msg: fmt.Sprintf("too many portals (at most %d)", maxPrepared),
+			Hint: "close portals that are no longer used"}
 	}
 	args := make([]any, len(m.Parameters))
 	for i, data := range m.Parameters {
@@ -99,8 +115,16 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 			return sqlerr.New(sqlerr.Pos{}, "08P01", "unsupported format code: %d", f)
 		}
 	}
-	c.portals[m.DestinationPortal] = &portal{stmt: p, args: args,
-		formats: append([]int16(nil), m.ResultFormatCodes...)}
+	pt := &portal{stmt: p, args: args, formats: append([]int16(nil), m.ResultFormatCodes...),
+		size: valuesSize(args) + 2*int64(len(m.ResultFormatCodes))}
+	freed := int64(0)
+	if old, ok := c.portals[m.DestinationPortal]; ok {
+		freed = old.size // the unnamed portal it replaces
+	}
+	if err := c.hold("this portal", pt.size, freed); err != nil {
+		return err
+	}
+	c.setPortal(m.DestinationPortal, pt)
 	c.send(&pgproto3.BindComplete{})
 	return nil
 }
@@ -167,6 +191,9 @@ func (c *conn) runPortal(pt *portal) error {
 	if c.txn == readyFailTxn && !(pt.stmt.local != nil && pt.stmt.local.inFailed) {
 		return sqlerr.New(sqlerr.Pos{}, "25P02", "current transaction is aborted, commands ignored until end of transaction block")
 	}
+	if err := c.checkHeld(); err != nil {
+		return err
+	}
 	pt.ran = true
 	var err error
 	switch pt.stmt.kind {
@@ -198,6 +225,7 @@ func (c *conn) runPortal(pt *portal) error {
 		}
 		pt.done = true
 	}
+	c.keepRows(pt)
 	return err
 }
 
@@ -246,6 +274,7 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		return nil
 	}
 	pt.done = true
+	c.dropRows(pt)
 	c.sendNotices(res.Notices)
 	c.send(&pgproto3.CommandComplete{CommandTag: []byte(completionTag(res))})
 	return nil

@@ -93,8 +93,8 @@ func classifyLocal(text string) *local {
 					return nil, sqlerr.New(sqlerr.Pos{}, "25001", "DISCARD ALL cannot run inside a transaction block")
 				}
 				c.resetAll()
-				c.stmts = map[string]*prepared{}
-				c.portals = map[string]*portal{}
+				c.dropStmts()
+				c.dropPortals()
 			}
 			return tagOnly("DISCARD " + w(1)), nil
 		}}
@@ -112,13 +112,13 @@ func classifyLocal(text string) *local {
 		}
 		return &local{tag: "DEALLOCATE", run: func(c *conn) (*engine.Result, error) {
 			if all {
-				c.stmts = map[string]*prepared{}
+				c.dropStmts()
 				return tagOnly("DEALLOCATE ALL"), nil
 			}
 			if _, ok := c.stmts[name]; !ok {
 				return nil, sqlerr.New(sqlerr.Pos{}, "26000", "prepared statement %q does not exist", name)
 			}
-			delete(c.stmts, name)
+			c.dropStmt(name)
 			return tagOnly("DEALLOCATE"), nil
 		}}
 	case "SET":

@@ -474,7 +474,8 @@ func TestNoticesAndCancel(t *testing.T) {
 }
 
 func TestConcurrentConnections(t *testing.T) {
-	ts := startServer(t, engineOpen(t))
+	// 50 logins at once from one address: past the default MaxStartupsPerIP.
+	ts := startServer(t, engineOpen(t), func(s *Server) { s.MaxStartupsPerIP = 50 })
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)

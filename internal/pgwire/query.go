@@ -40,15 +40,15 @@ func (c *conn) handle(m pgproto3.FrontendMessage) error {
 	switch m := m.(type) {
 	case *pgproto3.Query:
 		c.skipping = false
-		delete(c.stmts, "")
-		delete(c.portals, "")
+		c.dropStmt("")
+		c.dropPortal("")
 		c.simpleQuery(m.String)
 		c.send(&pgproto3.ReadyForQuery{TxStatus: c.txn})
 		return c.flush()
 	case *pgproto3.Sync:
 		c.skipping = false
 		if c.txn == readyIdle {
-			c.portals = map[string]*portal{}
+			c.dropPortals()
 		}
 		c.send(&pgproto3.ReadyForQuery{TxStatus: c.txn})
 		return c.flush()
@@ -73,9 +73,9 @@ func (c *conn) handle(m pgproto3.FrontendMessage) error {
 		err = c.execute(m)
 	case *pgproto3.Close:
 		if m.ObjectType == 'S' {
-			delete(c.stmts, m.Name)
+			c.dropStmt(m.Name)
 		} else {
-			delete(c.portals, m.Name)
+			c.dropPortal(m.Name)
 		}
 		c.send(&pgproto3.CloseComplete{})
 	default:
@@ -177,6 +177,9 @@ func (c *conn) catalogResult(text string) (*engine.Result, error) {
 	if err == nil {
 		res, err = pgcatalog.Query(ctx, text, rels)
 	}
+	if err != nil {
+		err = c.ctxError(ctx, err)
+	}
 	rows := 0
 	if res != nil {
 		rows = len(res.Rows)
@@ -210,13 +213,27 @@ func (c *conn) engineResults(script string, args []any) ([]*engine.Result, error
 	}
 	if err != nil {
 		err = c.ctxError(ctx, err)
-		failed := script
-		if se, ok := sqlerr.As(err); ok && se.Pos.IsValid() && se.Pos.Offset <= len(script) {
-			failed = script[se.Pos.Offset:]
-		}
-		c.logStatement(commandTag(failed), start, 0, nil, err)
+		c.logStatement(commandTag(failedStatement(script, len(results), err)), start, 0, nil, err)
 	}
 	return results, err
+}
+
+// failedStatement is the text of the statement of script that failed with err: the one
+// holding err's position, else the one after the ran statements that succeeded. (The tag
+// comes from its start: the error may be anywhere inside, say in its WITH clause.)
+func failedStatement(script string, ran int, err error) string {
+	spans := splitStatements(script)
+	if se, ok := sqlerr.As(err); ok && se.Pos.IsValid() {
+		for i := len(spans) - 1; i >= 0; i-- {
+			if spans[i].start <= se.Pos.Offset {
+				return script[spans[i].start:spans[i].end]
+			}
+		}
+	}
+	if ran < len(spans) {
+		return script[spans[ran].start:spans[ran].end]
+	}
+	return script
 }
 
 // ctxError names a cancellation: by the client's CancelRequest, or by statement_timeout.

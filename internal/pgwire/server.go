@@ -35,6 +35,13 @@ type Session interface {
 	Close() error
 }
 
+// AccountSession is a Session that knows its account's stored name: the server logs and
+// reports it (current_user, session_authorization) instead of the name the client sent.
+type AccountSession interface {
+	Session
+	Account() string
+}
+
 // EventKind says what an Event reports.
 type EventKind int
 
@@ -70,7 +77,11 @@ type Event struct {
 const DefaultMaxMessageSize = 16 << 20
 
 // DefaultAuthTimeout bounds startup and authentication when Server.AuthTimeout is 0.
-const DefaultAuthTimeout = 30 * time.Second
+const DefaultAuthTimeout = 10 * time.Second
+
+// DefaultMaxStartupsPerIP bounds the connections still logging in from one address when
+// Server.MaxStartupsPerIP is 0.
+const DefaultMaxStartupsPerIP = 10
 
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("pgwire: server closed")
@@ -81,14 +92,32 @@ type Server struct {
 	Handler Handler
 	// TLS, when set, is used for clients that ask for it (SSLRequest); nil answers 'N'.
 	TLS *tls.Config
+	// RequireTLS refuses logins that did not first switch to TLS (FATAL 28000): with TLS set,
+	// passwords never travel but queries and rows would, in clear.
+	RequireTLS bool
 	// Log, when set, receives one call per connection start and end and per statement. It
 	// may be called from many goroutines at once.
 	Log func(Event)
 	// MaxMessageSize bounds each client message in bytes (DefaultMaxMessageSize when 0): a
 	// larger one is refused and its connection closed.
 	MaxMessageSize int
+	// MaxPreparedBytes bounds the bytes one connection's prepared statements and portals
+	// hold (their texts, bound arguments and kept rows; DefaultMaxPreparedBytes when 0):
+	// Parse and Bind beyond it fail with 54000 until the client closes some.
+	MaxPreparedBytes int
 	// AuthTimeout bounds the time from connect to authenticated (DefaultAuthTimeout when 0).
 	AuthTimeout time.Duration
+	// MaxStartupsPerIP bounds the connections from one remote address that have not yet
+	// authenticated (DefaultMaxStartupsPerIP when 0): one more is refused at once with
+	// FATAL 53300, so that idle sockets from one host cannot hold every connection slot.
+	MaxStartupsPerIP int
+	// FoldUser, when set, is how the Handler's Lookup normalises a user name (say, its
+	// accounts are case-insensitive). An unknown user's fake verifier is derived from the
+	// folded name, so that "nosuch" and "NOSUCH" get the same fake salt, as "alice" and
+	// "ALICE" get the same real one; and after login the folded name is the one logged and
+	// reported (current_user, session_authorization), unless the Session names its account
+	// itself (AccountSession).
+	FoldUser func(user string) string
 	// Secret derives the fake verifiers of unknown users (scram.FakeVerifier). When nil a
 	// random one is made; set it to a stable secret so that a user's fake salt does not
 	// change when the server restarts.
@@ -103,6 +132,7 @@ type Server struct {
 	closed    bool
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	startups  map[string]int // remote address → its connections still logging in
 	nextPID   uint32
 	wg        sync.WaitGroup
 }
@@ -115,6 +145,7 @@ func (s *Server) setup() {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.listeners = map[net.Listener]struct{}{}
 	s.conns = map[*conn]struct{}{}
+	s.startups = map[string]int{}
 	if s.Secret == nil {
 		s.Secret = make([]byte, 32)
 		rand.Read(s.Secret)
@@ -136,6 +167,40 @@ func (s *Server) authTimeout() time.Duration {
 		return s.AuthTimeout
 	}
 	return DefaultAuthTimeout
+}
+
+func (s *Server) foldUser(user string) string {
+	if s.FoldUser != nil {
+		return s.FoldUser(user)
+	}
+	return user
+}
+
+func (s *Server) maxStartupsPerIP() int {
+	if s.MaxStartupsPerIP > 0 {
+		return s.MaxStartupsPerIP
+	}
+	return DefaultMaxStartupsPerIP
+}
+
+// startLogin counts a connection from ip that logs in; false: ip has too many already.
+func (s *Server) startLogin(ip string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.startups[ip] >= s.maxStartupsPerIP() {
+		return false
+	}
+	s.startups[ip]++
+	return true
+}
+
+// endLogin uncounts a connection of startLogin once it authenticated or ended.
+func (s *Server) endLogin(ip string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.startups[ip]--; s.startups[ip] <= 0 {
+		delete(s.startups, ip)
+	}
 }
 
 func (s *Server) log(e Event) {

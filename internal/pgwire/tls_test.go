@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"math/big"
 	"net"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dpsql/dpsql/internal/engine"
 )
@@ -62,6 +64,22 @@ func TestTLS(t *testing.T) {
 		c.Close(ctx)
 		t.Error("sslmode=require accepted by a server without TLS")
 	}
+}
+
+// With RequireTLS, a plaintext login is refused; one over TLS works.
+func TestRequireTLS(t *testing.T) {
+	ts := startServer(t, engineOpen(t), func(s *Server) { s.TLS, s.RequireTLS = selfSigned(t), true })
+	ctx := testCtx(t)
+	_, err := pgx.Connect(ctx, ts.url("alice", alicePassword))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "28000" || !strings.Contains(pe.Message, "sslmode=require") {
+		t.Fatalf("sslmode=disable: %v, want 28000 asking for sslmode=require", err)
+	}
+	c, err := pgx.Connect(ctx, strings.Replace(ts.url("alice", alicePassword), "sslmode=disable", "sslmode=require", 1))
+	if err != nil {
+		t.Fatalf("sslmode=require: %v", err)
+	}
+	c.Close(ctx)
 }
 
 // TestShutdownAndDisconnect: a client that goes away cancels its statement; Shutdown cancels

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/dpsql/dpsql/internal/pgwire"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -41,9 +42,11 @@ func Command(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int
 	listen := fs.String("listen", DefaultListen, "`HOST:PORT` to listen on")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "certificate `FILE` (PEM) for TLS; with --tls-key")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "private key `FILE` (PEM) for TLS")
+	fs.BoolVar(&cfg.AllowPlaintext, "allow-plaintext", false, "with --tls-cert, let clients log in without TLS too (for testing on loopback)")
 	fs.StringVar(&cfg.MemoryLimit, "memory-limit", "", "DuckDB's memory limit for the whole server (`SIZE` such as 8GB; default 4GB, or the owner's SET LIMITS if stricter)")
 	fs.DurationVar(&cfg.StatementTimeout, "timeout", DefaultStatementTimeout, "longest an analyst's statement may run (`DURATION`); an account's statement_timeout and the owner's SET LIMITS may be stricter")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "client connections open at once (`N`)")
+	fs.IntVar(&cfg.MaxStartupsPerIP, "max-startups-per-ip", pgwire.DefaultMaxStartupsPerIP, "connections from one address still logging in (`N`); more are refused at once")
 	fs.IntVar(&cfg.MaxConcurrentQueries, "max-concurrent-queries", DefaultMaxConcurrentQueries, "statements one account runs at once when the account sets no max_concurrent_queries (`N`)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -74,8 +77,8 @@ func Command(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int
 		fmt.Fprintln(stderr, "dpsql serve: --tls-cert and --tls-key go together")
 		return 2
 	}
-	if cfg.StatementTimeout <= 0 || cfg.MaxConnections <= 0 || cfg.MaxConcurrentQueries <= 0 {
-		fmt.Fprintln(stderr, "dpsql serve: --timeout, --max-connections and --max-concurrent-queries must be positive")
+	if cfg.StatementTimeout <= 0 || cfg.MaxConnections <= 0 || cfg.MaxConcurrentQueries <= 0 || cfg.MaxStartupsPerIP <= 0 {
+		fmt.Fprintln(stderr, "dpsql serve: --timeout, --max-connections, --max-startups-per-ip and --max-concurrent-queries must be positive")
 		return 2
 	}
 	ctx := context.Background()

@@ -8,9 +8,13 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// limitListener accepts at most max connections at once; a client beyond them gets
+// limitListener accepts at most max connections at once, logged in or not (it bounds the
+// server's file descriptors); a client beyond them gets
 // PostgreSQL's "sorry, too many clients already" (SQLSTATE 53300) and is closed, as
-// PostgreSQL does, instead of waiting unanswered.
+// PostgreSQL does, instead of waiting unanswered. Connections still logging in hold a slot
+// for at most pgwire's AuthTimeout, and one address holds at most MaxStartupsPerIP of them;
+// an attacker with many addresses can still fill the slots with idle sockets, as with
+// PostgreSQL (put a firewall or a connection pooler in front when that matters).
 type limited struct {
 	net.Listener
 	log *logger

@@ -39,9 +39,12 @@ const (
 type Config struct {
 	// Database is a DuckDB file or a postgres:// (postgresql://) URL.
 	Database string
-	// TLSCert and TLSKey are PEM files; with them clients may (and with sslmode=require must)
-	// use TLS. Without them the server answers SSLRequest with 'N'.
+	// TLSCert and TLSKey are PEM files; with them clients must use TLS (sslmode=require or
+	// stricter) unless AllowPlaintext. Without them the server answers SSLRequest with 'N'.
 	TLSCert, TLSKey string
+	// AllowPlaintext lets clients log in without TLS when TLSCert is given (for testing on
+	// loopback); by default such a server refuses them.
+	AllowPlaintext bool
 	// MemoryLimit is DuckDB's memory limit for the whole server ("8GB"); "" means
 	// duckdb.DefaultAnalystMemoryLimit, or the owner's SET LIMITS when stricter.
 	MemoryLimit string
@@ -51,6 +54,10 @@ type Config struct {
 	// MaxConnections bounds the client connections open at once (0: DefaultMaxConnections);
 	// a client beyond it is refused with SQLSTATE 53300.
 	MaxConnections int
+	// MaxStartupsPerIP bounds the connections from one address still logging in
+	// (0: pgwire.DefaultMaxStartupsPerIP); one more is refused with SQLSTATE 53300. Raise it
+	// when many clients share an address (NAT) or a pool opens many connections at once.
+	MaxStartupsPerIP int
 	// MaxConcurrentQueries bounds the statements one account runs at once, over all its
 	// sessions, when the account sets no max_concurrent_queries (0: DefaultMaxConcurrentQueries).
 	MaxConcurrentQueries int
@@ -106,7 +113,8 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	s.wire = &pgwire.Server{Handler: handler{s}, TLS: tlsConfig, Log: s.log.wire, Version: Version, Secret: s.secret}
+	s.wire = &pgwire.Server{Handler: handler{s}, TLS: tlsConfig, Log: s.log.wire, Version: Version, Secret: s.secret,
+		FoldUser: foldName, MaxStartupsPerIP: cfg.MaxStartupsPerIP, RequireTLS: tlsConfig != nil && !cfg.AllowPlaintext}
 	return s, nil
 }
 
@@ -249,9 +257,23 @@ func describe(db string) string {
 // handler is the Server as the protocol sees it.
 type handler struct{ s *Server }
 
+// foldName is an account name as accounts are looked up: case-insensitive in ASCII only.
+// (strings.ToLower would also fold, say, 'İ' (U+0130) to 'i', so that "ADMİN" logged in as
+// admin.) pgwire derives unknown users' fake SCRAM salts from it too, so that the spellings
+// of an unknown name agree as a known name's do.
+func foldName(user string) string {
+	b := []byte(user)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
 // Lookup returns the account's verifier. Names are case-insensitive, as in CREATE ANALYST.
 func (h handler) Lookup(ctx context.Context, user string) (scram.Verifier, bool, error) {
-	a, ok, err := store.LookupAnalyst(ctx, h.s.b, strings.ToLower(user))
+	a, ok, err := store.LookupAnalyst(ctx, h.s.b, foldName(user))
 	if err != nil || !ok {
 		return scram.Verifier{}, false, err
 	}
@@ -265,7 +287,7 @@ func (h handler) Lookup(ctx context.Context, user string) (scram.Verifier, bool,
 // Open starts the session of an authenticated account: an engine over the shared backend.
 func (h handler) Open(ctx context.Context, user string, startup map[string]string) (pgwire.Session, error) {
 	s := h.s
-	a, ok, err := store.LookupAnalyst(ctx, s.b, strings.ToLower(user))
+	a, ok, err := store.LookupAnalyst(ctx, s.b, foldName(user))
 	if err != nil {
 		return nil, err
 	}
@@ -377,6 +399,9 @@ func (ss *session) Relations(ctx context.Context) ([]*catalog.Relation, error) {
 }
 
 func (ss *session) Close() error { return ss.e.Close() }
+
+// Account is the account's name as stored, which the log and current_user show.
+func (ss *session) Account() string { return ss.account }
 
 // turns bounds the statements one account runs at once.
 type turns struct{ c chan struct{} }

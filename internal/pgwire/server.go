@@ -81,7 +81,7 @@ const DefaultAuthTimeout = 10 * time.Second
 
 // DefaultMaxStartupsPerIP bounds the connections still logging in from one address when
 // Server.MaxStartupsPerIP is 0.
-const DefaultMaxStartupsPerIP = 10
+const DefaultMaxStartupsPerIP = 32
 
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("pgwire: server closed")

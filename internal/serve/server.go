@@ -401,7 +401,7 @@ func (ss *session) Relations(ctx context.Context) ([]*catalog.Relation, error) {
 func (ss *session) Close() error { return ss.e.Close() }
 
 // Account is the account's name as stored, which the log and current_user show.
-func (ss *session) Account() string { return ss.account }
+func (ss *session) Account() string { return ss.account.Name }
 
 // turns bounds the statements one account runs at once.
 type turns struct{ c chan struct{} }

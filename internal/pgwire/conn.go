@@ -79,6 +79,7 @@ var errClose = errors.New("pgwire: connection closed")
 
 func (c *conn) serve() {
 	defer c.stop()
+	defer func() { c.s.held.Add(-c.held) }() // what the connection held is the server's again
 	defer c.raw.Close()
 	defer func() {
 		if r := recover(); r != nil {

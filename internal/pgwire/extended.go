@@ -242,8 +242,19 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		}
 		return nil
 	}
+	ran := pt.ran
 	if err := c.runPortal(pt); err != nil {
 		return err
+	}
+	if cs, ok := c.sess.(CheckedSession); ok && ran {
+		// The rows were kept from an earlier Execute or Describe: the session says whether it
+		// may still send them (its account may have been dropped meanwhile).
+		ctx, done := c.stmtContext()
+		err := cs.Check(ctx)
+		done()
+		if err != nil {
+			return err
+		}
 	}
 	if pt.res == nil {
 		pt.done = true

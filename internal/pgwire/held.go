@@ -17,9 +17,27 @@ import (
 // hold when Server.MaxPreparedBytes is 0.
 const DefaultMaxPreparedBytes = 64 << 20
 
+// DefaultMaxServerPreparedBytes bounds the bytes all connections' prepared statements and
+// portals hold together when Server.MaxServerPreparedBytes is 0.
+const DefaultMaxServerPreparedBytes = 1 << 30
+
 // entryOverhead is charged for each statement, portal and value besides its bytes: the map
 // entry, the struct and the interface of a value.
 const entryOverhead = 64
+
+func (s *Server) maxServerPreparedBytes() int64 {
+	if s.MaxServerPreparedBytes > 0 {
+		return int64(s.MaxServerPreparedBytes)
+	}
+	return DefaultMaxServerPreparedBytes
+}
+
+// addHeld counts n more bytes (or fewer, when negative) held by the connection, and by the
+// server.
+func (c *conn) addHeld(n int64) {
+	c.held += n
+	c.s.held.Add(n)
+}
 
 func (s *Server) maxPreparedBytes() int64 {
 	if s.MaxPreparedBytes > 0 {
@@ -52,11 +70,17 @@ func (c *conn) hold(what string, n, freed int64) error {
 	if c.held-freed+n > c.s.maxPreparedBytes() {
 		return c.errHeld(what, n)
 	}
-	c.held += n
+	if c.s.held.Load()-freed+n > c.s.maxServerPreparedBytes() {
+		return &sqlerr.Error{Code: "54000",
+			Msg: "out of memory for prepared statements and portals: the server's connections hold " +
+				sizeString(c.s.held.Load()) + " of at most " + sizeString(c.s.maxServerPreparedBytes()),
+			Hint: "close (deallocate) prepared statements and portals that are no longer used, or try again later"}
+	}
+	c.addHeld(n)
 	return nil
 }
 
-func (c *conn) release(n int64) { c.held -= n }
+func (c *conn) release(n int64) { c.addHeld(-n) }
 
 // setStmt stores p (already charged) as name, replacing and releasing the one before.
 func (c *conn) setStmt(name string, p *prepared) {
@@ -116,7 +140,7 @@ func (c *conn) keepRows(pt *portal) {
 	}
 	n := rowsSize(pt.res.Rows)
 	pt.size += n
-	c.held += n
+	c.addHeld(n)
 }
 
 // dropRows releases a portal's rows once they are all sent.
@@ -126,15 +150,15 @@ func (c *conn) dropRows(pt *portal) {
 	}
 	n := rowsSize(pt.res.Rows)
 	pt.size -= n
-	c.held -= n
+	c.addHeld(-n)
 	res := *pt.res
 	res.Rows = nil
 	pt.res = &res
 }
 
-// checkHeld refuses to run a portal while the connection is past its bound.
+// checkHeld refuses to run a portal while the connection (or the server) is past its bound.
 func (c *conn) checkHeld() error {
-	if c.held > c.s.maxPreparedBytes() {
+	if c.held > c.s.maxPreparedBytes() || c.s.held.Load() > c.s.maxServerPreparedBytes() {
 		return c.errHeld("running this portal", 0)
 	}
 	return nil

@@ -69,6 +69,44 @@ func TestPreparedBytesBounded(t *testing.T) {
 	}
 }
 
+// Connections together hold at most MaxServerPreparedBytes; what a connection held is
+// given back when it closes.
+func TestServerPreparedBytesBounded(t *testing.T) {
+	ts := startServer(t, func(string) (Session, error) { return &fakeSession{}, nil },
+		func(s *Server) { s.MaxPreparedBytes, s.MaxServerPreparedBytes = 8<<20, 20<<20 })
+	ctx := testCtx(t)
+	text := "SELECT 1 -- " + strings.Repeat("x", 1<<20)
+	fill := func(pc *pgconn.PgConn) (int, error) {
+		for n := 0; n < 100; n++ {
+			if _, err := pc.Prepare(ctx, fmt.Sprintf("s%d", n), text, nil); err != nil {
+				return n, err
+			}
+		}
+		return 100, nil
+	}
+	a, b, c := connect(t, ts).PgConn(), connect(t, ts).PgConn(), connect(t, ts)
+	na, _ := fill(a)
+	nb, _ := fill(b)
+	nc, err := fill(c.PgConn())
+	if na != 7 || nb != 7 || nc > 5 || pgCode(err) != "54000" || !strings.Contains(err.Error(), "server") {
+		t.Fatalf("statements of 1 MiB held: %d, %d, then %d (%v); want 7, 7 and the third stopped by the server's 20 MiB", na, nb, nc, err)
+	}
+	c.Close(ctx)
+	a.Close(ctx)
+	d := connect(t, ts).PgConn()
+	n := 0
+	for try := 0; try < 100 && n != 7; try++ { // the server notices the closes at once, or nearly
+		if err := d.Exec(ctx, "DEALLOCATE ALL").Close(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(try) * time.Millisecond)
+		n, _ = fill(d)
+	}
+	if n != 7 {
+		t.Errorf("after two connections closed, a new one held %d statements of 1 MiB, want 7", n)
+	}
+}
+
 // Bound arguments and the rows a portal keeps for later Executes count too.
 func TestPortalBytesBounded(t *testing.T) {
 	rows := make([][]any, 1000)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/internal/pgwire/pgcatalog"
 	"github.com/dpsql/dpsql/ledger"
@@ -29,10 +30,25 @@ func classify(text string) (kind, *local) {
 	if l := classifyLocal(text); l != nil {
 		return kindLocal, l
 	}
-	if pgcatalog.IsCatalogQuery(text) {
+	if isQuery(text) && pgcatalog.IsCatalogQuery(text) {
 		return kindCatalog, nil
 	}
 	return kindEngine, nil
+}
+
+// isQuery reports whether text starts as a query does (SELECT, WITH, VALUES, TABLE or a
+// parenthesis): only those can be catalog queries. Anything else that merely names a catalog
+// function (CREATE ANALYST current_schema ...) goes to the session, which owns its errors.
+func isQuery(text string) bool {
+	toks, _ := tokens(text)
+	if len(toks) == 0 || toks[0].quoted {
+		return false
+	}
+	switch toks[0].val {
+	case "SELECT", "WITH", "VALUES", "TABLE", "(":
+		return true
+	}
+	return false
 }
 
 // handle serves one message; an error ends the connection.
@@ -172,10 +188,15 @@ func (c *conn) catalogResult(text string) (*engine.Result, error) {
 	start := time.Now()
 	ctx, done := c.stmtContext()
 	defer done()
-	rels, err := c.sess.Relations(ctx)
 	var res *engine.Result
-	if err == nil {
-		res, err = pgcatalog.Query(ctx, text, rels)
+	var err error
+	if cs, ok := c.sess.(CatalogSession); ok {
+		res, err = cs.Catalog(ctx, text)
+	} else {
+		var rels []*catalog.Relation
+		if rels, err = c.sess.Relations(ctx); err == nil {
+			res, err = pgcatalog.Query(ctx, text, rels)
+		}
 	}
 	if err != nil {
 		err = c.ctxError(ctx, err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dpsql/dpsql/internal/catalog"
@@ -88,6 +89,18 @@ var ErrServerClosed = errors.New("pgwire: server closed")
 
 // Server serves the PostgreSQL v3 wire protocol. Set its fields before Serve; the zero
 // values of the optional ones are sensible.
+// CatalogSession is a Session that answers catalog queries itself (instead of pgwire calling
+// Relations and pgcatalog.Query), for example under the same limits as its other statements.
+type CatalogSession interface {
+	Catalog(ctx context.Context, sql string) (*engine.Result, error)
+}
+
+// CheckedSession is a Session that is asked, before a portal's kept rows are sent by a later
+// Execute, whether it may still send them.
+type CheckedSession interface {
+	Check(ctx context.Context) error
+}
+
 type Server struct {
 	Handler Handler
 	// TLS, when set, is used for clients that ask for it (SSLRequest); nil answers 'N'.
@@ -105,6 +118,10 @@ type Server struct {
 	// hold (their texts, bound arguments and kept rows; DefaultMaxPreparedBytes when 0):
 	// Parse and Bind beyond it fail with 54000 until the client closes some.
 	MaxPreparedBytes int
+	// MaxServerPreparedBytes bounds the same bytes over all connections together
+	// (DefaultMaxServerPreparedBytes when 0), so that many connections cannot add up to the
+	// server's memory either.
+	MaxServerPreparedBytes int
 	// AuthTimeout bounds the time from connect to authenticated (DefaultAuthTimeout when 0).
 	AuthTimeout time.Duration
 	// MaxStartupsPerIP bounds the connections from one remote address that have not yet
@@ -133,6 +150,7 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
 	startups  map[string]int // remote address → its connections still logging in
+	held      atomic.Int64   // bytes held by every connection's statements and portals (held.go)
 	nextPID   uint32
 	wg        sync.WaitGroup
 }

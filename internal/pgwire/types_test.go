@@ -99,3 +99,21 @@ func TestCommandTag(t *testing.T) {
 		}
 	}
 }
+
+// Only queries go to the catalog emulation; a statement that merely names a catalog function
+// is the session's (review: CREATE ANALYST current_schema ... got an internal error).
+func TestClassifyCatalog(t *testing.T) {
+	for text, want := range map[string]kind{
+		"SELECT * FROM pg_catalog.pg_class":                     kindCatalog,
+		"  (SELECT relname FROM pg_catalog.pg_class)":           kindCatalog,
+		"with x as (select 1) select * from pg_catalog.pg_type": kindCatalog,
+		"CREATE ANALYST current_schema PASSWORD 'x'":            kindEngine,
+		"ALTER ANALYST pg_x PASSWORD 'current_catalog()'":       kindEngine,
+		"DROP ANALYST IF EXISTS current_schema":                 kindEngine,
+		"SELECT WITH ANONYMIZATION ANON_COUNT(*) FROM t":        kindEngine,
+	} {
+		if got, _ := classify(text); got != want {
+			t.Errorf("classify(%q) = %d, want %d", text, got, want)
+		}
+	}
+}

@@ -34,7 +34,7 @@ func BenchmarkServeQPS(b *testing.B) {
 					db = pg.Cluster(b).NewDatabase(b)
 					ownerExec(b, db, pgScript(setupScript("UNLIMITED", "alice:pw:max_concurrent_queries = 50")))
 				}
-				ts := start(b, Config{Database: db, MaxConcurrentQueries: 50})
+				ts := start(b, Config{Database: db, MaxConcurrentQueries: 50, MaxConnectionsPerAccount: 50})
 				conns := make([]*pgx.Conn, clients)
 				for i := range conns {
 					conns[i] = connect(b, ts, "alice", "pw")

@@ -47,6 +47,7 @@ func Command(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int
 	fs.DurationVar(&cfg.StatementTimeout, "timeout", DefaultStatementTimeout, "longest an analyst's statement may run (`DURATION`); an account's statement_timeout and the owner's SET LIMITS may be stricter")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", DefaultMaxConnections, "client connections open at once (`N`)")
 	fs.IntVar(&cfg.MaxStartupsPerIP, "max-startups-per-ip", pgwire.DefaultMaxStartupsPerIP, "connections from one address still logging in (`N`); more are refused at once")
+	fs.IntVar(&cfg.MaxConnectionsPerAccount, "max-connections-per-account", DefaultMaxConnectionsPerAccount, "sessions one account holds at once (`N`)")
 	fs.IntVar(&cfg.MaxConcurrentQueries, "max-concurrent-queries", DefaultMaxConcurrentQueries, "statements one account runs at once when the account sets no max_concurrent_queries (`N`)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -77,8 +78,13 @@ func Command(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int
 		fmt.Fprintln(stderr, "dpsql serve: --tls-cert and --tls-key go together")
 		return 2
 	}
-	if cfg.StatementTimeout <= 0 || cfg.MaxConnections <= 0 || cfg.MaxConcurrentQueries <= 0 || cfg.MaxStartupsPerIP <= 0 {
-		fmt.Fprintln(stderr, "dpsql serve: --timeout, --max-connections, --max-startups-per-ip and --max-concurrent-queries must be positive")
+	if cfg.StatementTimeout <= 0 || cfg.MaxConnections <= 0 || cfg.MaxConcurrentQueries <= 0 || cfg.MaxStartupsPerIP <= 0 ||
+		cfg.MaxConnectionsPerAccount <= 0 {
+		fmt.Fprintln(stderr, "dpsql serve: --timeout, --max-connections, --max-connections-per-account, --max-startups-per-ip and --max-concurrent-queries must be positive")
+		return 2
+	}
+	if cfg.MaxConnections <= ReservedForOwners {
+		fmt.Fprintf(stderr, "dpsql serve: --max-connections must be more than the %d reserved for owner accounts\n", ReservedForOwners)
 		return 2
 	}
 	ctx := context.Background()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/dpsql/dpsql"
 )
@@ -306,7 +307,7 @@ func checkExactlyNine(t *testing.T, ts *testServer) {
 // 50 sessions at once, each running queries.
 func TestServeFiftySessions(t *testing.T) {
 	path := setupDuckDB(t, "UNLIMITED", "alice:pw:max_concurrent_queries = 50")
-	ts := start(t, Config{Database: path})
+	ts := start(t, Config{Database: path, MaxConnectionsPerAccount: 50})
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)
 	for i := 0; i < 50; i++ {
@@ -465,5 +466,82 @@ func TestServeAccountTimeout(t *testing.T) {
 	_, err := c.Exec(context.Background(), "SELECT count(*) FROM "+from) // 3^22 rows
 	if sqlState(err) != "57014" || time.Since(t0) > 20*time.Second {
 		t.Errorf("after %v: %v; want 57014 after about 1s", time.Since(t0), err)
+	}
+}
+
+// One account cannot hold every connection: it has at most MaxConnectionsPerAccount, and
+// analysts leave the last ReservedForOwners connections to owner accounts.
+func TestServeConnectionShares(t *testing.T) {
+	path := setupDuckDB(t, "UNLIMITED", "alice:pw:", "bob:pw:", "admin:admin-pw:owner = true")
+	ts := start(t, Config{Database: path, MaxConnections: 10, MaxConnectionsPerAccount: 5})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 5; i++ {
+		connect(t, ts, "alice", "pw")
+	}
+	if c, err := pgx.Connect(ctx, ts.url("alice", "pw")); err == nil || sqlState(err) != "53300" {
+		if c != nil {
+			c.Close(ctx)
+		}
+		t.Fatalf("alice's sixth connection: %v, want 53300", err)
+	}
+	connect(t, ts, "bob", "pw")
+	connect(t, ts, "bob", "pw")
+	// 7 of 10 open: the last 3 are the owners'.
+	if c, err := pgx.Connect(ctx, ts.url("bob", "pw")); err == nil || sqlState(err) != "53300" {
+		if c != nil {
+			c.Close(ctx)
+		}
+		t.Fatalf("bob in the owners' reserve: %v, want 53300", err)
+	}
+	admin := connect(t, ts, "admin", "admin-pw")
+	if err := admin.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A portal's kept rows are not sent once its session's account lost the rights that read
+// them (second review: a demoted owner's suspended portal kept returning raw rows).
+func TestServePortalAfterDemotion(t *testing.T) {
+	path := setupDuckDB(t, "UNLIMITED", "admin:admin-pw:owner = true", "admin2:admin2-pw:owner = true")
+	ts := start(t, Config{Database: path})
+	ctx := context.Background()
+	admin, admin2 := connect(t, ts, "admin", "admin-pw"), connect(t, ts, "admin2", "admin2-pw")
+	fe := admin.PgConn().Frontend()
+	next := func() string { // the outcome of one Execute: "row", "suspended", or the SQLSTATE
+		t.Helper()
+		fe.Send(&pgproto3.Execute{Portal: "p", MaxRows: 1})
+		fe.Send(&pgproto3.Flush{})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for {
+			m, err := fe.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch m := m.(type) {
+			case *pgproto3.DataRow:
+				rows++
+			case *pgproto3.PortalSuspended:
+				return fmt.Sprintf("%d rows, suspended", rows)
+			case *pgproto3.ErrorResponse:
+				return m.Code
+			case *pgproto3.CommandComplete:
+				return "complete"
+			}
+		}
+	}
+	fe.Send(&pgproto3.Parse{Name: "s", Query: "SELECT uid FROM visits"})
+	fe.Send(&pgproto3.Bind{DestinationPortal: "p", PreparedStatement: "s"})
+	if got := next(); got != "1 rows, suspended" {
+		t.Fatalf("before the demotion: %s", got)
+	}
+	if _, err := admin2.Exec(ctx, "ALTER ANALYST admin SET OPTIONS(owner = FALSE)"); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(); got != "28000" {
+		t.Errorf("the same portal after the demotion: %s, want 28000", got)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/internal/exec"
 	"github.com/dpsql/dpsql/internal/pgwire"
+	"github.com/dpsql/dpsql/internal/pgwire/pgcatalog"
 	"github.com/dpsql/dpsql/internal/scram"
 	"github.com/dpsql/dpsql/internal/store"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -30,6 +31,11 @@ const (
 	DefaultListen               = "127.0.0.1:5433"
 	DefaultMaxConnections       = 100
 	DefaultMaxConcurrentQueries = 4
+	// DefaultMaxConnectionsPerAccount bounds one account's sessions at once.
+	DefaultMaxConnectionsPerAccount = 20
+	// ReservedForOwners is how many of Config.MaxConnections only owner accounts may use, so
+	// that analysts' sessions cannot lock the data owner out.
+	ReservedForOwners = 3
 	// DefaultStatementTimeout bounds analysts' statements when neither the account, the
 	// owner's SET LIMITS nor Config say otherwise (engine.DefaultAnalystTimeout).
 	DefaultStatementTimeout = engine.DefaultAnalystTimeout
@@ -58,6 +64,9 @@ type Config struct {
 	// (0: pgwire.DefaultMaxStartupsPerIP); one more is refused with SQLSTATE 53300. Raise it
 	// when many clients share an address (NAT) or a pool opens many connections at once.
 	MaxStartupsPerIP int
+	// MaxConnectionsPerAccount bounds one account's sessions at once (0:
+	// DefaultMaxConnectionsPerAccount); one more is refused with SQLSTATE 53300.
+	MaxConnectionsPerAccount int
 	// MaxConcurrentQueries bounds the statements one account runs at once, over all its
 	// sessions, when the account sets no max_concurrent_queries (0: DefaultMaxConcurrentQueries).
 	MaxConcurrentQueries int
@@ -76,8 +85,10 @@ type Server struct {
 	// database where the server may write it, so that it survives restarts.
 	secret []byte
 
-	mu      sync.Mutex
-	running map[string]*turns // account → its statements running
+	mu       sync.Mutex
+	running  map[string]*turns // account → its statements running
+	sessions map[string]int    // account → its open sessions
+	open     int               // open sessions of every account
 }
 
 // Open opens the database cfg names for serving.
@@ -88,13 +99,16 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
+	if cfg.MaxConnectionsPerAccount <= 0 {
+		cfg.MaxConnectionsPerAccount = DefaultMaxConnectionsPerAccount
+	}
 	if cfg.MaxConcurrentQueries <= 0 {
 		cfg.MaxConcurrentQueries = DefaultMaxConcurrentQueries
 	}
 	if cfg.StatementTimeout == 0 {
 		cfg.StatementTimeout = DefaultStatementTimeout
 	}
-	s := &Server{cfg: cfg, log: newLogger(cfg.Log), running: map[string]*turns{}}
+	s := &Server{cfg: cfg, log: newLogger(cfg.Log), running: map[string]*turns{}, sessions: map[string]int{}}
 	var err error
 	if isPostgres(cfg.Database) {
 		err = s.openPostgres(ctx)
@@ -306,6 +320,15 @@ func (h handler) Open(ctx context.Context, user string, startup map[string]strin
 			b = s.owner
 		}
 	}
+	if err := s.admit(a); err != nil {
+		return nil, err
+	}
+	admitted := false
+	defer func() {
+		if !admitted {
+			s.leave(a.Name)
+		}
+	}()
 	timeout := s.cfg.StatementTimeout
 	if a.StatementTimeout > 0 && (timeout <= 0 || a.StatementTimeout < timeout) {
 		timeout = a.StatementTimeout
@@ -325,6 +348,7 @@ func (h handler) Open(ctx context.Context, user string, startup map[string]strin
 	if limit <= 0 {
 		limit = s.cfg.MaxConcurrentQueries
 	}
+	admitted = true
 	return &session{s: s, e: e, account: a, turns: s.turnsOf(a.Name, limit)}, nil
 }
 
@@ -351,9 +375,7 @@ type session struct {
 // once).
 func (ss *session) Exec(ctx context.Context, script string, args ...any) ([]*engine.Result, error) {
 	if err := ss.turns.take(ctx); err != nil {
-		return nil, &sqlerr.Error{Code: sqlerr.QueryCanceled, Msg: "canceling statement while it waited for a turn: " +
-			"this account already runs as many statements as it may at once", Cause: err,
-			Hint: "wait for the account's other statements to finish, or ask the data owner to raise max_concurrent_queries"}
+		return nil, waitedTooLong(err)
 	}
 	defer ss.turns.give()
 	if err := ss.stillValid(ctx); err != nil {
@@ -398,10 +420,65 @@ func (ss *session) Relations(ctx context.Context) ([]*catalog.Relation, error) {
 	return ss.e.Relations(ctx)
 }
 
-func (ss *session) Close() error { return ss.e.Close() }
+// Catalog answers a client's catalog query (psql's \d, JDBC metadata) from a model of the
+// relations the account may name, under the same turns as its other statements.
+func (ss *session) Catalog(ctx context.Context, sql string) (*engine.Result, error) {
+	if err := ss.turns.take(ctx); err != nil {
+		return nil, waitedTooLong(err)
+	}
+	defer ss.turns.give()
+	rels, err := ss.Relations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pgcatalog.Query(ctx, sql, rels)
+}
+
+// Check tells pgwire whether a portal's kept rows may still be sent.
+func (ss *session) Check(ctx context.Context) error { return ss.stillValid(ctx) }
+
+func (ss *session) Close() error {
+	ss.s.leave(ss.account.Name)
+	return ss.e.Close()
+}
+
+// admit counts a new session of account a, or refuses it: beyond the account's share
+// (MaxConnectionsPerAccount), or for an analyst, in the connections reserved for owners.
+func (s *Server) admit(a store.Analyst) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.sessions[a.Name] >= s.cfg.MaxConnectionsPerAccount:
+		return &sqlerr.Error{Code: "53300",
+			Msg:  fmt.Sprintf("too many connections for account %q (at most %d)", a.Name, s.cfg.MaxConnectionsPerAccount),
+			Hint: "close idle connections, or ask the data owner to raise dpsql serve's --max-connections-per-account"}
+	case !a.Owner && s.open >= s.cfg.MaxConnections-ReservedForOwners:
+		return &sqlerr.Error{Code: "53300", Msg: "sorry, too many clients already",
+			Hint: fmt.Sprintf("the last %d connections are reserved for owner accounts; try again later", ReservedForOwners)}
+	}
+	s.sessions[a.Name]++
+	s.open++
+	return nil
+}
+
+func (s *Server) leave(account string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessions[account]--
+	s.open--
+	if s.sessions[account] == 0 {
+		delete(s.sessions, account)
+	}
+}
 
 // Account is the account's name as stored, which the log and current_user show.
 func (ss *session) Account() string { return ss.account.Name }
+
+func waitedTooLong(err error) error {
+	return &sqlerr.Error{Code: sqlerr.QueryCanceled, Msg: "canceling statement while it waited for a turn: " +
+		"this account already runs as many statements as it may at once", Cause: err,
+		Hint: "wait for the account's other statements to finish, or ask the data owner to raise max_concurrent_queries"}
+}
 
 // turns bounds the statements one account runs at once.
 type turns struct{ c chan struct{} }

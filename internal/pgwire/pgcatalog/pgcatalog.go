@@ -14,6 +14,7 @@ import (
 	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/engine"
+	"github.com/dpsql/dpsql/sqlerr"
 )
 
 // ErrRefused is wrapped by the error of a query that Query will not run: not one SELECT,
@@ -30,7 +31,7 @@ const Timeout = 5 * time.Second
 const (
 	MaxRows       = 10000
 	MaxBytes      = 8 << 20
-	MaxConcurrent = 4
+	MaxConcurrent = 8
 )
 
 // ErrTooLarge is wrapped by the error of a query whose result exceeds MaxRows or MaxBytes.
@@ -39,10 +40,31 @@ var ErrTooLarge = errors.New("catalog query result too large")
 // running holds a token per catalog query being run.
 var running = make(chan struct{}, MaxConcurrent)
 
+// userError words Query's errors for the client, with a SQLSTATE: a catalog query the
+// emulation does not answer (0A000), a result too large (54000), a query that ran out of time
+// (57014; the caller's own cancellation is left for the caller to word). Everything here comes
+// from the client's text and the model, never from data.
+func userError(ctx context.Context, err error) error {
+	switch _, isSQL := sqlerr.As(err); {
+	case err == nil || isSQL || ctx.Err() != nil:
+		return err
+	case errors.Is(err, ErrTooLarge):
+		return &sqlerr.Error{Code: "54000", Msg: err.Error(), Cause: err,
+			Hint: "narrow the catalog query (a WHERE on the relation's name)"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &sqlerr.Error{Code: sqlerr.QueryCanceled, Cause: err,
+			Msg: fmt.Sprintf("canceling catalog query: catalog queries run at most %v", Timeout)}
+	}
+	return &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Cause: err,
+		Msg:  "this catalog query is not answered: " + strings.TrimPrefix(err.Error(), "pgcatalog: "),
+		Hint: "dpsql serve answers the catalog queries of psql, JDBC and information_schema from a model of the relations you may name; SHOW TABLES lists them"}
+}
+
 // Query answers a query over pg_catalog / information_schema (psql's backslash commands, JDBC's
 // DatabaseMetaData, BI tools' introspection) from a model of the relations rels, never from the
 // real database: a client learns names, columns and types of what it may name, nothing else.
-func Query(ctx context.Context, sql string, rels []*catalog.Relation) (*engine.Result, error) {
+func Query(ctx context.Context, sql string, rels []*catalog.Relation) (res *engine.Result, err error) {
+	defer func() { err = userError(ctx, err) }()
 	text, err := rewrite(sql)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
@@ -80,7 +102,7 @@ func Query(ctx context.Context, sql string, rels []*catalog.Relation) (*engine.R
 	if err != nil {
 		return nil, fmt.Errorf("pgcatalog: %w", err)
 	}
-	res := &engine.Result{Statement: sql, Rows: rows.Values, Tag: fmt.Sprintf("SELECT %d", len(rows.Values))}
+	res = &engine.Result{Statement: sql, Rows: rows.Values, Tag: fmt.Sprintf("SELECT %d", len(rows.Values))}
 	if res.Rows == nil {
 		res.Rows = [][]any{}
 	}

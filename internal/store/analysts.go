@@ -135,11 +135,13 @@ func readable(err error, what string) error {
 // is false when there is no such account, also on a database without accounts (an earlier
 // dpsql's, not yet opened by its owner).
 func LookupAnalyst(ctx context.Context, q backend.Querier, name string) (a Analyst, ok bool, err error) {
-	if has, err := hasAccounts(ctx, q); err != nil || !has {
-		return a, false, err
-	}
+	// The server reads the account before every statement: the table is looked for (in the
+	// catalog, which costs more than the read) only when the read fails.
 	rows, err := q.Query(ctx, `SELECT `+analystColumns+` FROM dpsql.analysts WHERE name = $1`, name)
 	if err != nil {
+		if has, herr := hasAccounts(ctx, q); herr == nil && !has {
+			return a, false, nil
+		}
 		return a, false, readable(err, "dpsql.analysts")
 	}
 	if len(rows.Values) == 0 {

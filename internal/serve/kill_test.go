@@ -74,12 +74,20 @@ func startChild(t *testing.T, args ...string) *child {
 }
 
 // A kill -9 at any moment loses no charge of a result a client received, and the server
-// restarts on the same file.
+// restarts on the same database: a DuckDB file, or a PostgreSQL database.
 func TestServeKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts servers in child processes")
 	}
-	path := setupDuckDB(t, "OPTIONS(epsilon = 100000, delta = 1e-3)", "alice:pw:max_concurrent_queries = 8")
+	t.Run("duckdb", func(t *testing.T) {
+		kill9(t, setupDuckDB(t, "OPTIONS(epsilon = 100000, delta = 1e-3)", "alice:pw:max_concurrent_queries = 8"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		kill9(t, setupPostgres(t, "OPTIONS(epsilon = 100000, delta = 1e-3)", "alice:pw:max_concurrent_queries = 8"))
+	})
+}
+
+func kill9(t *testing.T, path string) {
 	var received atomic.Int64
 	for round := 0; round < 4; round++ {
 		before := received.Load()
@@ -129,12 +137,14 @@ func TestServeKill9(t *testing.T) {
 		}
 	}()
 	ctx := context.Background()
-	// Meanwhile the CLI cannot open the file, and says why.
-	if db, err := dpsql.Open(ctx, dpsql.Config{Database: path}); err == nil {
-		db.Close()
-		t.Error("a second process opened the served DuckDB file")
-	} else if se, ok := sqlerr.As(err); !ok || se.Code != sqlerr.ObjectInUse || !strings.Contains(se.Hint, "dpsql serve") {
-		t.Errorf("opening the served file: %v", err)
+	// Meanwhile the CLI cannot open a served DuckDB file, and says why.
+	if !isPostgres(path) {
+		if db, err := dpsql.Open(ctx, dpsql.Config{Database: path}); err == nil {
+			db.Close()
+			t.Error("a second process opened the served DuckDB file")
+		} else if se, ok := sqlerr.As(err); !ok || se.Code != sqlerr.ObjectInUse || !strings.Contains(se.Hint, "dpsql serve") {
+			t.Errorf("opening the served file: %v", err)
+		}
 	}
 	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://alice:pw@%s/shop?sslmode=disable", c.addr))
 	if err != nil {

@@ -383,8 +383,12 @@ func TestServePsql(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Skip("psql is not installed")
 	}
-	path := setupDuckDB(t, "UNLIMITED", "alice:alice-pw:")
-	ts := start(t, Config{Database: path})
+	t.Run("duckdb", func(t *testing.T) { servePsql(t, bin, setupDuckDB(t, "UNLIMITED", "alice:alice-pw:")) })
+	t.Run("postgres", func(t *testing.T) { servePsql(t, bin, setupPostgres(t, "UNLIMITED", "alice:alice-pw:")) })
+}
+
+func servePsql(t *testing.T, bin, database string) {
+	ts := start(t, Config{Database: database})
 	host, port, _ := net.SplitHostPort(ts.addr)
 	run := func(args ...string) string {
 		t.Helper()

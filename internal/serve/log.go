@@ -34,34 +34,30 @@ func (l *logger) wire(ev pgwire.Event) {
 	user := fmt.Sprintf("%q", ev.User)
 	switch ev.Kind {
 	case pgwire.EventConnect:
-		outcome := "ok"
-		if ev.Code != "" {
-			outcome = ev.Code
-		}
-		l.printf("connect analyst=%s remote=%s outcome=%s", user, ev.Remote, outcome)
+		l.printf("connect analyst=%s remote=%s outcome=%s", user, ev.Remote, outcome(ev))
 		if ev.Err != nil {
 			l.printf("internal error analyst=%s: %v", user, ev.Err)
 		}
 	case pgwire.EventDisconnect:
-		outcome := "ok"
-		if ev.Code != "" {
-			outcome = ev.Code
-		}
-		l.printf("disconnect analyst=%s remote=%s duration=%s outcome=%s", user, ev.Remote, ev.Duration.Round(time.Millisecond), outcome)
+		l.printf("disconnect analyst=%s remote=%s duration=%s outcome=%s", user, ev.Remote, ev.Duration.Round(time.Millisecond), outcome(ev))
 	case pgwire.EventStatement:
-		outcome := "ok"
-		if ev.Code != "" {
-			outcome = ev.Code
-		}
 		cost := "none"
 		if ev.Charge != nil {
 			cost = fmt.Sprintf("epsilon=%g,delta=%g", ev.Charge.Epsilon, ev.Charge.Delta)
 		}
 		l.printf("statement analyst=%s remote=%s tag=%q cost=%s duration=%s rows=%d outcome=%s",
-			user, ev.Remote, ev.Tag, cost, ev.Duration.Round(time.Microsecond), ev.Rows, outcome)
+			user, ev.Remote, ev.Tag, cost, ev.Duration.Round(time.Microsecond), ev.Rows, outcome(ev))
 		if ev.Err != nil {
 			// An internal error: the client saw only "internal error"; the owner needs the cause.
 			l.printf("internal error analyst=%s: %v", user, ev.Err)
 		}
 	}
+}
+
+// outcome is "ok", or the SQLSTATE the client got.
+func outcome(ev pgwire.Event) string {
+	if ev.Code == "" {
+		return "ok"
+	}
+	return ev.Code
 }

@@ -418,3 +418,54 @@ func TestVarianceSummaryRoundTrip(t *testing.T) {
 		t.Errorf("variance = %v, want %v", got, want)
 	}
 }
+
+// TestShiftedSummaries: sums given in finer units (SumSummary.Shift, the SQL stage's one-pass
+// implicit bounds) merge exactly with whole units, into the same exact value as the values
+// added one by one would give at that precision; the range check scales with the shift, and
+// integer sums refuse a shift.
+func TestShiftedSummaries(t *testing.T) {
+	s, err := NewBoundedSum(SumOptions{Epsilon: 1, MaxPartitionsContributed: 1, MaxContributionsPerPartition: 1, Lower: -8, Upper: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 values: 2^-60 (far below the unit 2^-37), 5.5, -8; as 2^-60 units: shift 23.
+	units := new(big.Int).Lsh(big.NewInt(11), 59) // 5.5 = 11 * 2^-1
+	units.Add(units, big.NewInt(1))
+	units.Sub(units, new(big.Int).Lsh(big.NewInt(8), 60))
+	if err := s.Merge(SumSummary{Count: 3, Units: units, Shift: 23}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Merge(SumSummary{Count: 1, Units: big.NewInt(1 << 37)}); err != nil { // 1.0 in whole units
+		t.Fatal(err)
+	}
+	want := math.Ldexp(1, -60) + 5.5 - 8 + 1
+	if got := s.exact(); got != want {
+		t.Errorf("exact sum %v, want %v", got, want)
+	}
+	sum, _ := s.Summary()
+	if sum.Shift != 23 || sum.Count != 4 {
+		t.Errorf("summary shift %d count %d, want 23 and 4", sum.Shift, sum.Count)
+	}
+	// 9 > 8 in 2^-60 units is out of range for one value.
+	over := new(big.Int).Lsh(big.NewInt(9), 60)
+	if err := s.Fresh().Merge(SumSummary{Count: 1, Units: over, Shift: 23}); err == nil {
+		t.Error("a shifted sum above Count*Upper merged")
+	}
+	m, err := NewBoundedMean(MeanOptions{Epsilon: 1, MaxPartitionsContributed: 1, MaxContributionsPerPartition: 1, Lower: 0, Upper: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Merge(MeanSummary{Count: 2, Units: new(big.Int).Lsh(big.NewInt(3), 60), Shift: 23}); err != nil { // 1 + 2
+		t.Fatal(err)
+	}
+	if got := m.normalisedSum(); got != 3-2*4 { // offsets from the midpoint 4
+		t.Errorf("normalised sum %v, want -5", got)
+	}
+	si, err := NewBoundedSumInt(IntSumOptions{Epsilon: 1, MaxPartitionsContributed: 1, MaxContributionsPerPartition: 1, Lower: 0, Upper: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := si.Merge(SumSummary{Count: 1, Units: big.NewInt(2), Shift: 1}); err == nil {
+		t.Error("BoundedSumInt merged a shifted summary")
+	}
+}

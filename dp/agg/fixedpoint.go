@@ -134,6 +134,43 @@ func (s *exactSum) value() *big.Int {
 	return v
 }
 
+// dyadicSum is an exact sum of integers counted in units and in finer units
+// 2^-shift of them (SumSummary.Shift): whole units accumulate in an exactSum, finer
+// ones in a big.Int rescaled to the finest shift seen. The zero value is 0.
+type dyadicSum struct {
+	whole exactSum
+	fine  *big.Int // nil until a finer sum is added; counts 2^-shift units
+	shift uint
+}
+
+func (s *dyadicSum) add(x int64) { s.whole.add(x) }
+
+// addShifted adds x units of 2^-shift.
+func (s *dyadicSum) addShifted(x *big.Int, shift uint) {
+	if shift == 0 {
+		s.whole.addBig(x)
+		return
+	}
+	if s.fine == nil {
+		s.fine, s.shift = new(big.Int), shift
+	}
+	if shift > s.shift {
+		s.fine.Lsh(s.fine, shift-s.shift)
+		s.shift = shift
+	}
+	s.fine.Add(s.fine, new(big.Int).Lsh(x, s.shift-shift))
+}
+
+// value returns the exact total as a new big.Int of 2^-shift units.
+func (s *dyadicSum) value() (*big.Int, uint) {
+	v := s.whole.value()
+	if s.fine == nil {
+		return v, 0
+	}
+	v.Lsh(v, s.shift)
+	return v.Add(v, s.fine), s.shift
+}
+
 // checkUnitsRange returns an error unless count*lo <= units <= count*hi, i.e.
 // unless units could be a sum of count encoded values each in [lo, hi]. A
 // summary outside that range was not clamped with these bounds (or was encoded

@@ -38,6 +38,8 @@ type MeanSummary struct {
 	// Units is the exact sum of units(v) = round-half-even(clamp(v, Lower,
 	// Upper) / Unit()). Nil means 0.
 	Units *big.Int
+	// Shift: Units counts Unit()/2^Shift, as SumSummary.Shift.
+	Shift uint
 }
 
 // BoundedMean is a differentially private mean of values clamped to
@@ -52,7 +54,7 @@ type BoundedMean struct {
 	countMech noise.Mechanism
 	sumMech   noise.Mechanism
 	n         int64
-	total     exactSum
+	total     dyadicSum
 	st        state
 }
 
@@ -137,7 +139,7 @@ func (m *BoundedMean) Merge(s MeanSummary) error {
 	if err != nil {
 		return err
 	}
-	m.total.addBig(u)
+	m.total.addShifted(u, s.Shift)
 	m.n = satAddInt(m.n, s.Count)
 	return nil
 }
@@ -147,19 +149,24 @@ func (m *BoundedMean) Summary() (MeanSummary, error) {
 	if err := m.st.check("BoundedMean.Summary"); err != nil {
 		return MeanSummary{}, err
 	}
-	return MeanSummary{Count: m.n, Units: m.total.value()}, nil
+	u, shift := m.total.value()
+	return MeanSummary{Count: m.n, Units: u, Shift: shift}, nil
 }
 
 // normalisedSum returns sum(v - midpoint) computed exactly as
 // (2*Units - Count*(lo+hi)) half-units, rounded once to float64.
 func (m *BoundedMean) normalisedSum() float64 {
-	return normalisedUnits(m.total.value(), m.n, m.enc)
+	u, shift := m.total.value()
+	return normalisedUnits(u, shift, m.n, m.enc)
 }
 
-func normalisedUnits(units *big.Int, n int64, enc encoding) float64 {
+// normalisedUnits is (2*units - n*(lo+hi)) in half-units of enc.unit/2^shift, rounded once
+// to float64: the exact sum of the values' offsets from the midpoint.
+func normalisedUnits(units *big.Int, shift uint, n int64, enc encoding) float64 {
 	x := new(big.Int).Lsh(units, 1)
-	x.Sub(x, new(big.Int).Mul(big.NewInt(n), big.NewInt(enc.lo+enc.hi)))
-	return toFloat(x, enc.exp-1)
+	mid := new(big.Int).Mul(big.NewInt(n), big.NewInt(enc.lo+enc.hi))
+	x.Sub(x, mid.Lsh(mid, shift))
+	return toFloat(x, enc.exp-1-int(shift))
 }
 
 // Result returns the noisy mean. It can be taken once.

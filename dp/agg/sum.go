@@ -37,6 +37,12 @@ type SumSummary struct {
 	// round-half-even(clamp(v, Lower, Upper) / Unit()), each a 64-bit integer
 	// (for BoundedSumInt, Unit() is 1 and units(v) = clamp(v)). Nil means 0.
 	Units *big.Int
+	// Shift, when not 0, says Units counts finer units, Unit()/2^Shift: a sum of
+	// clamped values that are exact multiples of that finer unit, given without
+	// rounding (the SQL stage's one-pass implicit bounds sum each value exactly,
+	// before the bounds and so the unit are known). Every value must still lie
+	// within the rounded bounds; BoundedSumInt accepts only 0.
+	Shift uint
 }
 
 // BoundedSum is a differentially private sum of float64 values clamped to
@@ -48,7 +54,7 @@ type BoundedSum struct {
 	enc   encoding
 	mech  noise.Mechanism
 	n     int64
-	total exactSum
+	total dyadicSum
 	st    state
 }
 
@@ -131,7 +137,7 @@ func (s *BoundedSum) Merge(sum SumSummary) error {
 	if err != nil {
 		return err
 	}
-	s.total.addBig(u)
+	s.total.addShifted(u, sum.Shift)
 	s.n = satAddInt(s.n, sum.Count)
 	return nil
 }
@@ -144,7 +150,10 @@ func checkSumSummary(fn string, sum SumSummary, lo, hi int64) (*big.Int, error) 
 	if u == nil {
 		u = new(big.Int)
 	}
-	if err := checkUnitsRange("SumSummary.Units", u, sum.Count, big.NewInt(lo), big.NewInt(hi)); err != nil {
+	blo, bhi := big.NewInt(lo), big.NewInt(hi)
+	blo.Lsh(blo, sum.Shift)
+	bhi.Lsh(bhi, sum.Shift)
+	if err := checkUnitsRange("SumSummary.Units", u, sum.Count, blo, bhi); err != nil {
 		return nil, fmt.Errorf("agg: %s: %w", fn, err)
 	}
 	return u, nil
@@ -155,11 +164,15 @@ func (s *BoundedSum) Summary() (SumSummary, error) {
 	if err := s.st.check("BoundedSum.Summary"); err != nil {
 		return SumSummary{}, err
 	}
-	return SumSummary{Count: s.n, Units: s.total.value()}, nil
+	u, shift := s.total.value()
+	return SumSummary{Count: s.n, Units: u, Shift: shift}, nil
 }
 
 // exact returns the exact clamped sum rounded once to float64.
-func (s *BoundedSum) exact() float64 { return toFloat(s.total.value(), s.enc.exp) }
+func (s *BoundedSum) exact() float64 {
+	u, shift := s.total.value()
+	return toFloat(u, s.enc.exp-int(shift))
+}
 
 // Result returns the noisy sum. It can be taken once.
 func (s *BoundedSum) Result() (float64, error) {
@@ -281,6 +294,9 @@ func (s *BoundedSumInt) Merge(sum SumSummary) error {
 	const fn = "BoundedSumInt.Merge"
 	if err := s.st.check(fn); err != nil {
 		return err
+	}
+	if sum.Shift != 0 {
+		return fmt.Errorf("agg: %s: SumSummary.Shift = %d: integer sums take whole units only", fn, sum.Shift)
 	}
 	u, err := checkSumSummary(fn, sum, s.lower, s.upper)
 	if err != nil {

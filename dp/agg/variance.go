@@ -215,7 +215,7 @@ func (v *BoundedVariance) normalised() (sum, squares float64) {
 	n := big.NewInt(v.n)
 	S := big.NewInt(v.enc.lo + v.enc.hi)
 	D := big.NewInt(v.enc.hi - v.enc.lo)
-	sum = normalisedUnits(units, v.n, v.enc)
+	sum = normalisedUnits(units, 0, v.n, v.enc)
 	q := new(big.Int).Lsh(sq, 3)
 	t := new(big.Int).Mul(S, units)
 	q.Sub(q, t.Lsh(t, 3))

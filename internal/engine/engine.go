@@ -581,6 +581,13 @@ func explainResult(prep *exec.Prepared, cost ledger.Budget) *Result {
 		}
 		add("Aggregate %s: %s noise, epsilon = %g, delta = %g, bounds [%g, %g]", a.Name, a.Noise, a.Epsilon, a.Delta, a.Lower, a.Upper)
 	}
+	if prep.OnePass() {
+		add("Stage SQL (runs in the database; one row per group comes back, with the per-unit values of the aggregates with implicit bounds binned by the bounds histogram: the bounds are drawn from all groups' bins, then each group's clamped sums follow exactly from its bins):")
+		for _, l := range strings.Split(prep.StageSQL, "\n") {
+			add("  %s", l)
+		}
+		goto done
+	}
 	if prep.Release == nil {
 		add("Bounds SQL (runs first; the stage SQL is generated once the bounds are known):")
 		for _, sql := range prep.BoundsSQL {

@@ -43,6 +43,11 @@ type Prepared struct {
 	// Stager, when set, computes the stage and the bounds histograms instead of the backend
 	// (which still binds, probes and post-processes): dpsql-beam runs them on Apache Beam.
 	Stager Stager
+	// hist, when set, is the histogram layout of each aggregate (NumBins 0 without implicit
+	// bounds) of a plan whose implicit bounds the stage estimates in its own pass
+	// (sqlgen.StageBinned): StageSQL is then that query, and BoundsSQL the histogram
+	// queries a Stager runs instead.
+	hist []sqlgen.BinLayout
 }
 
 // A Stager computes what a plan's stage query and implicit-bounds histogram queries compute,
@@ -74,9 +79,56 @@ func Prepare(p *plan.Plan, m Mechanisms, d backend.Dialect) (*Prepared, error) {
 		if err := pr.finish(); err != nil {
 			return nil, err
 		}
+		return pr, nil
 	}
-	return pr, nil
+	return pr, pr.prepareOnePass()
 }
+
+// prepareOnePass makes the stage estimate the implicit bounds in its own pass when it can
+// (sqlgen.OnePassBounds): the aggregates with explicit bounds get their encodings now, the
+// others keep their values binned until the bounds are drawn.
+func (pr *Prepared) prepareOnePass() error {
+	hist := make([]sqlgen.BinLayout, len(pr.Plan.Aggregates))
+	for j, a := range pr.Plan.Aggregates {
+		if !a.Implicit {
+			continue
+		}
+		h, err := Histogram(a)
+		if err != nil {
+			return err
+		}
+		hist[j] = sqlgen.BinLayout{ScaleExp: h.ScaleExp, NumBins: h.NumBins}
+	}
+	if !sqlgen.OnePassBounds(pr.Plan, hist) {
+		return nil
+	}
+	for _, a := range pr.Plan.Aggregates {
+		if a.Implicit || a.Func == analyzer.CountUnits {
+			continue
+		}
+		e, err := Encoding(a)
+		if err != nil {
+			return err
+		}
+		a.Encoding = e
+	}
+	pr.hist = hist
+	return pr.binnedSQL()
+}
+
+// binnedSQL prints StageSQL as sqlgen.StageBinned.
+func (pr *Prepared) binnedSQL() error {
+	sql, err := sqlgen.StageBinned(pr.Plan, pr.dialect, pr.hist)
+	if err != nil {
+		return err
+	}
+	pr.StageSQL = sql
+	return nil
+}
+
+// OnePass reports whether the stage estimates the implicit bounds (not a Stager, which runs
+// the histogram queries and the stage of sqlgen.Stage).
+func (pr *Prepared) OnePass() bool { return pr.hist != nil && pr.Stager == nil }
 
 // finish builds the mechanisms and the stage SQL once every bound is known.
 func (pr *Prepared) finish() error {
@@ -91,12 +143,12 @@ func (pr *Prepared) finish() error {
 			}
 		}
 	}
-	sql, err := sqlgen.Stage(pr.Plan, pr.dialect)
-	if err != nil {
-		return err
+	pr.Release = rel
+	if pr.OnePass() {
+		return nil // StageSQL is the binned stage that ran
 	}
-	pr.Release, pr.StageSQL = rel, sql
-	return nil
+	pr.StageSQL, err = sqlgen.Stage(pr.Plan, pr.dialect)
+	return err
 }
 
 // estimateBounds runs the histogram queries and fixes the implicit bounds.
@@ -137,14 +189,22 @@ func (pr *Prepared) estimateBounds(ctx context.Context, b backend.Backend) error
 				s.Positive[bin] += n
 			}
 		}
-		r, err := pr.m.Bounds(a, s)
-		if err != nil {
+		if err := pr.fixBounds(a, s); err != nil {
 			return err
 		}
-		setBounds(a, r.Lower, r.Upper)
-		a.Bounding = plan.BoundingReport{NumInputs: r.NumInputs, NumOutside: r.NumOutside}
 	}
 	return pr.finish()
+}
+
+// fixBounds draws aggregate a's implicit bounds from the exact histogram of its values.
+func (pr *Prepared) fixBounds(a *plan.Aggregate, s agg.BoundsSummary) error {
+	r, err := pr.m.Bounds(a, s)
+	if err != nil {
+		return err
+	}
+	setBounds(a, r.Lower, r.Upper)
+	a.Bounding = plan.BoundingReport{NumInputs: r.NumInputs, NumOutside: r.NumOutside}
+	return nil
 }
 
 // Check runs, on b, everything about the plan that can fail without reading a private row:
@@ -159,7 +219,7 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 		return err
 	}
 	first := pr.StageSQL
-	if len(pr.BoundsSQL) > 0 {
+	if len(pr.BoundsSQL) > 0 && !pr.OnePass() {
 		first = pr.BoundsSQL[0]
 	}
 	if _, err := b.Query(ctx, noRows(first)); err != nil {
@@ -321,6 +381,12 @@ func (pr *Prepared) setKeyTypes(types []string) error {
 		return err
 	}
 	pr.Plan.KeyTypes = append([]string(nil), types...)
+	return pr.reprint()
+}
+
+// reprint prints the plan's SQL again after a change of the plan (key types, the bounding
+// form).
+func (pr *Prepared) reprint() error {
 	if pr.Release != nil {
 		sql, err := sqlgen.Stage(pr.Plan, pr.dialect)
 		if err != nil {
@@ -330,8 +396,13 @@ func (pr *Prepared) setKeyTypes(types []string) error {
 		return nil
 	}
 	var err error
-	pr.BoundsSQL, err = pr.boundsSQL()
-	return err
+	if pr.BoundsSQL, err = pr.boundsSQL(); err != nil {
+		return err
+	}
+	if pr.hist != nil {
+		return pr.binnedSQL()
+	}
+	return nil
 }
 
 // boundsSQL prints the histogram queries of the aggregates with implicit bounds.
@@ -381,17 +452,20 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 		return nil // few data, or the prefilter's case: keep it
 	}
 	pr.Plan.Window = true
-	if pr.Release != nil { // bounds known: regenerate the stage SQL
-		sql, err := sqlgen.Stage(pr.Plan, pr.dialect)
-		if err != nil {
-			return err
-		}
-		pr.StageSQL = sql
-	}
-	return nil
+	return pr.reprint()
 }
 
 func (pr *Prepared) stage(ctx context.Context, b backend.Backend) (*StageRows, error) {
+	if pr.Release == nil && pr.OnePass() {
+		rows, err := b.Query(ctx, pr.StageSQL)
+		if err != nil {
+			return nil, err
+		}
+		if err := pr.binnedBounds(rows); err != nil {
+			return nil, err
+		}
+		return &StageRows{rows: rows}, nil
+	}
 	if pr.Release == nil {
 		if err := pr.estimateBounds(ctx, b); err != nil {
 			return nil, err
@@ -507,6 +581,9 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 		out := append([]any(nil), row[:nk]...)
 		for j := range pr.Plan.Aggregates {
 			s, err := summary(row, col, j, n)
+			if err == nil && pr.OnePass() && pr.hist[j].NumBins > 0 {
+				s, err = binnedSummary(pr.Plan.Aggregates[j], pr.hist[j], row, col, j, n)
+			}
 			if err != nil {
 				return nil, err
 			}

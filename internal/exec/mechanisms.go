@@ -38,6 +38,9 @@ type Summary struct {
 	Count int64
 	// Sum is the exact sum of encoded values (clamped counts for counts).
 	Sum *big.Int
+	// Shift, when not 0, says Sum counts finer units than the encoding's, Unit/2^Shift
+	// (agg.SumSummary.Shift): the exact sums of one-pass implicit bounds (binnedSummary).
+	Shift uint
 	// Square is the exact sum of encoded squares (variance).
 	Square *big.Int
 	// Leaves are the leaf counts of a quantile tree (percentiles and quantiles).

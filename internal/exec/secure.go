@@ -278,7 +278,7 @@ func (s *sumAcc) encoding() plan.Encoding {
 
 func (s *sumAcc) release(sm Summary, level float64) (Value, error) {
 	acc := s.proto.Fresh()
-	if err := acc.Merge(agg.SumSummary{Count: sm.Count, Units: summaryBig(sm.Sum)}); err != nil {
+	if err := acc.Merge(agg.SumSummary{Count: sm.Count, Units: summaryBig(sm.Sum), Shift: sm.Shift}); err != nil {
 		return Value{}, err
 	}
 	out, err := takeResult[float64](acc, level)
@@ -319,7 +319,7 @@ func (m *meanAcc) encoding() plan.Encoding {
 
 func (m *meanAcc) release(s Summary, level float64) (Value, error) {
 	acc := m.proto.Fresh()
-	if err := acc.Merge(agg.MeanSummary{Count: s.Count, Units: summaryBig(s.Sum)}); err != nil {
+	if err := acc.Merge(agg.MeanSummary{Count: s.Count, Units: summaryBig(s.Sum), Shift: s.Shift}); err != nil {
 		return Value{}, err
 	}
 	return takeResult[float64](acc, level)

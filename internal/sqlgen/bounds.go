@@ -61,8 +61,10 @@ func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) 
 	fmt.Fprintf(&b, ",\n_dp_values AS (\n  %s\n),\n", strings.Join(sides, "\n  UNION ALL "))
 	fmt.Fprintf(&b, "_dp_exp AS (\n  SELECT x, CAST(CEIL(LN(ABS(x)) / LN(2.0)) AS INTEGER) AS e FROM _dp_values\n  WHERE x IS NOT NULL AND ABS(x) > %s AND ABS(x) < CAST('Infinity' AS %s)\n)\n", num(pow2(scaleExp)), dbl)
 	// ceil(log2|x|) is computed in floating point and corrected exactly against powers of
-	// two (which POWER computes exactly).
-	exact := "(e + CASE WHEN ABS(x) > POWER(2.0, e) THEN 1 WHEN ABS(x) <= POWER(2.0, e - 1) THEN -1 ELSE 0 END)"
+	// two (which POWER computes exactly in floating point; PostgreSQL's POWER(2.0, e) would be
+	// NUMERIC, rounded for very negative e).
+	two := "CAST(2 AS " + dbl + ")"
+	exact := fmt.Sprintf("(e + CASE WHEN ABS(x) > POWER(%s, e) THEN 1 WHEN ABS(x) <= POWER(%s, e - 1) THEN -1 ELSE 0 END)", two, two)
 	fmt.Fprintf(&b, "SELECT x < 0 AS neg, LEAST(%d, %s - (%d)) AS bin, COUNT(*) AS n FROM _dp_exp GROUP BY 1, 2\n", numBins-1, exact, scaleExp)
 	fmt.Fprintf(&b, "UNION ALL SELECT x < 0, CASE WHEN ABS(x) <= %s THEN 0 ELSE %d END, COUNT(*) FROM _dp_values\n  WHERE x IS NOT NULL AND (ABS(x) <= %s OR ABS(x) = CAST('Infinity' AS %s)) GROUP BY 1, 2",
 		num(pow2(scaleExp)), numBins-1, num(pow2(scaleExp)), dbl)

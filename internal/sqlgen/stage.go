@@ -34,6 +34,12 @@ func SquareColumn(j int) string { return "_dp_q" + strconv.Itoa(j) }
 // sums and quantile leaf counts. Its rows are the only data that reach Go: every per-group
 // datum comes on its group's own row, so nothing is matched to a group outside the database.
 func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
+	return stage(p, d, nil)
+}
+
+// stage prints Stage's query; with hist (StageBinned), the aggregates with implicit bounds
+// come back binned instead of clamped.
+func stage(p *plan.Plan, d backend.Dialect, hist []BinLayout) (string, error) {
 	q := p.Query
 	values := make([]string, len(p.Aggregates))
 	var partials []string
@@ -62,7 +68,7 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 			// their number, the exact sum of their units and of their squared units.
 			if p.MaxRows == 0 {
 				e, f := a.Encoding, keptFilter(j)
-				u := fmt.Sprintf("CAST(%s AS %s)", encodedUnits(v, e.Unit, e.LowerUnits, e.UpperUnits), bigType(d))
+				u := fmt.Sprintf("CAST(%s AS %s)", encodedUnits(d, v, e.Unit, e.LowerUnits, e.UpperUnits), bigType(d))
 				partials = append(partials, fmt.Sprintf("COUNT(%s) %s AS _dp_p%d", v, f, j),
 					fmt.Sprintf("SUM(%s) %s AS _dp_ps%d", u, f, j),
 					fmt.Sprintf("SUM(%s * %s) %s AS _dp_pq%d", u, u, f, j))
@@ -86,40 +92,26 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 
 	// Per group: the unit count and exact sums of encoded, clamped partials.
 	public := q.Domain != nil || q.KeyDomains != nil
-	if public {
-		b.WriteString(",\n_dp_groups AS (")
-	}
-	b.WriteString("\nSELECT ")
 	units := "COUNT(*)" + f
 	if p.MaxRows > 0 {
 		units = "COUNT(DISTINCT _dp_uid)"
 	}
-	cols := append(append([]string(nil), keys...), units+" AS "+UnitsColumn)
+	cols := []string{units + " AS " + UnitsColumn}
 	for j, a := range p.Aggregates {
-		pj := fmt.Sprintf("_dp_p%d", j)
-		e := a.Encoding
-		if isQuantile(a) {
-			cols = append(cols, leafColumns(d, j)...)
+		if hist != nil && hist[j].NumBins > 0 {
+			cols = append(cols, binnedPartials(j)...)
 			continue
 		}
-		if p.MaxRows > 0 {
-			cols = append(cols, rowModeColumns(d, a, j, e)...)
-			continue
-		}
-		switch a.Func {
-		case analyzer.CountRows, analyzer.CountValues:
-			cols = append(cols, fmt.Sprintf("CAST(SUM(%s)%s AS BIGINT) AS %s", clampExpr(pj, a.Lower, a.Upper), f, SumColumn(j)))
-		case analyzer.Sum, analyzer.Avg:
-			cols = append(cols, fmt.Sprintf("COUNT(%s)%s AS %s", pj, f, CountColumn(j)))
-			cols = append(cols, fmt.Sprintf("%s%s AS %s", exactSum(d, pj, e.Unit, e.LowerUnits, e.UpperUnits), f, SumColumn(j)))
-		case analyzer.VarPop, analyzer.StddevPop:
-			// Sums of the units' exact partials over their kept rows.
-			cols = append(cols, fmt.Sprintf("CAST(COALESCE(SUM(%s)%s, 0) AS BIGINT) AS %s", pj, f, CountColumn(j)))
-			cols = append(cols, fmt.Sprintf("SUM(_dp_ps%d)%s AS %s", j, f, SumColumn(j)))
-			cols = append(cols, fmt.Sprintf("SUM(_dp_pq%d)%s AS %s", j, f, SquareColumn(j)))
-		}
+		cols = append(cols, groupColumns(p, d, a, j, f)...)
 	}
-	b.WriteString(strings.Join(cols, ", "))
+	if hist != nil {
+		from, cols = writeBinned(&b, p, d, keys, hist, from, cols)
+	}
+	if public {
+		b.WriteString(",\n_dp_groups AS (")
+	}
+	cols = append(append([]string(nil), keys...), cols...)
+	b.WriteString("\nSELECT " + strings.Join(cols, ", "))
 	b.WriteString("\nFROM " + from)
 	if len(keys) > 0 {
 		b.WriteString("\nGROUP BY " + strings.Join(keys, ", "))
@@ -129,6 +121,32 @@ func Stage(p *plan.Plan, d backend.Dialect) (string, error) {
 		writeDomainJoin(&b, p, d, keys, cols)
 	}
 	return b.String(), nil
+}
+
+// groupColumns are aggregate j's stage columns, "expression AS name", aggregated over its
+// group's per-unit rows (f: the quantile slots' filter, or "").
+func groupColumns(p *plan.Plan, d backend.Dialect, a *plan.Aggregate, j int, f string) []string {
+	pj := fmt.Sprintf("_dp_p%d", j)
+	e := a.Encoding
+	if isQuantile(a) {
+		return leafColumns(d, j)
+	}
+	if p.MaxRows > 0 {
+		return rowModeColumns(d, a, j, e)
+	}
+	switch a.Func {
+	case analyzer.CountRows, analyzer.CountValues:
+		return []string{fmt.Sprintf("CAST(SUM(%s)%s AS BIGINT) AS %s", clampExpr(pj, a.Lower, a.Upper), f, SumColumn(j))}
+	case analyzer.Sum, analyzer.Avg:
+		return []string{fmt.Sprintf("COUNT(%s)%s AS %s", pj, f, CountColumn(j)),
+			fmt.Sprintf("%s%s AS %s", exactSum(d, pj, e.Unit, e.LowerUnits, e.UpperUnits), f, SumColumn(j))}
+	case analyzer.VarPop, analyzer.StddevPop:
+		// Sums of the units' exact partials over their kept rows.
+		return []string{fmt.Sprintf("CAST(COALESCE(SUM(%s)%s, 0) AS BIGINT) AS %s", pj, f, CountColumn(j)),
+			fmt.Sprintf("SUM(_dp_ps%d)%s AS %s", j, f, SumColumn(j)),
+			fmt.Sprintf("SUM(_dp_pq%d)%s AS %s", j, f, SquareColumn(j))}
+	}
+	return nil
 }
 
 // writeDomainJoin releases exactly the public groups: the distinct keys of the public
@@ -211,7 +229,7 @@ func clampSQL(x, lo, hi string) string {
 // large per-unit sum, or +-Infinity) must clamp like any other, not fail the query, since
 // whether a query fails must not depend on one unit's data. NULL stays NULL (not summed).
 func exactSum(d backend.Dialect, x string, unit float64, lo, hi int64) string {
-	return fmt.Sprintf("SUM(CAST(%s AS %s))", encodedUnits(x, unit, lo, hi), bigType(d))
+	return fmt.Sprintf("SUM(CAST(%s AS %s))", encodedUnits(d, x, unit, lo, hi), bigType(d))
 }
 
 // bigType is the dialect's type of exact sums of encoded values.
@@ -225,8 +243,15 @@ func bigType(d backend.Dialect) string {
 // encodedUnits is x's fixed-point encoding: x clamped to [lo*unit, hi*unit] (exact: unit is a
 // power of two), divided by unit and rounded, as a BIGINT in [lo, hi]. The clamp comes before
 // the division so that it cannot overflow either (PostgreSQL fails on float overflow).
-func encodedUnits(x string, unit float64, lo, hi int64) string {
+//
+// On PostgreSQL a value much smaller than the unit is 0 without the division, which would
+// fail there with "underflow" (a subnormal quotient): a single tiny value must not make the
+// query fail.
+func encodedUnits(d backend.Dialect, x string, unit float64, lo, hi int64) string {
 	clamped := clampSQL(x, num(float64(lo)*unit), num(float64(hi)*unit))
+	if d == backend.Postgres {
+		return fmt.Sprintf("CAST(CASE WHEN ABS(%s) < %s THEN 0 ELSE ROUND((%s) / %s) END AS BIGINT)", clamped, num(unit/4), clamped, num(unit))
+	}
 	return fmt.Sprintf("CAST(ROUND((%s) / %s) AS BIGINT)", clamped, num(unit))
 }
 
@@ -302,7 +327,7 @@ func rowModeColumns(d backend.Dialect, a *plan.Aggregate, j int, e plan.Encoding
 			fmt.Sprintf("%s AS %s", exactSum(d, v, e.Unit, e.LowerUnits, e.UpperUnits), SumColumn(j))}
 	case analyzer.VarPop, analyzer.StddevPop:
 		big := bigType(d)
-		u := encodedUnits(v, e.Unit, e.LowerUnits, e.UpperUnits)
+		u := encodedUnits(d, v, e.Unit, e.LowerUnits, e.UpperUnits)
 		return []string{fmt.Sprintf("COUNT(%s) AS %s", v, CountColumn(j)),
 			fmt.Sprintf("SUM(CAST(%s AS %s)) AS %s", u, big, SumColumn(j)),
 			fmt.Sprintf("SUM(CAST(%s AS %s) * CAST(%s AS %s)) AS %s", u, big, u, big, SquareColumn(j))}

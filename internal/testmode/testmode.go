@@ -86,12 +86,12 @@ func exact(a *plan.Aggregate, e plan.Encoding, s exec.Summary) any {
 		}
 		return s.Sum.Int64()
 	case analyzer.Sum:
-		return toF(s.Sum, e.Unit)
+		return sumValue(s, e)
 	case analyzer.Avg:
 		if s.Count == 0 {
 			return (lo + hi) / 2
 		}
-		return math.Min(hi, math.Max(lo, toF(s.Sum, e.Unit)/float64(s.Count)))
+		return math.Min(hi, math.Max(lo, sumValue(s, e)/float64(s.Count)))
 	case analyzer.VarPop, analyzer.StddevPop:
 		d := (hi - lo) / 2
 		v := d * d // no row: the largest variance, as dp/agg and ZetaSQL
@@ -107,6 +107,18 @@ func exact(a *plan.Aggregate, e plan.Encoding, s exec.Summary) any {
 		return v
 	}
 	return nil
+}
+
+// sumValue is the exact sum of a summary's encoded values, Sum units of Unit/2^Shift, rounded
+// once.
+func sumValue(s exec.Summary, e plan.Encoding) float64 {
+	if s.Sum == nil {
+		return 0
+	}
+	f := new(big.Float).SetInt(s.Sum)
+	f.SetMantExp(f, -int(s.Shift))
+	v, _ := f.Mul(f, big.NewFloat(e.Unit)).Float64()
+	return v
 }
 
 // exactQuantiles reads ranks from the exact leaf counts with the production search (dp/agg's

@@ -1,0 +1,229 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/dp/agg"
+	"github.com/dpsql/dpsql/internal/plan"
+	"github.com/dpsql/dpsql/internal/sqlgen"
+)
+
+// One-pass implicit bounds (sqlgen.StageBinned): the stage's rows carry, for each aggregate
+// with implicit bounds, every group's per-unit values binned by the bounds histogram. The
+// histogram over all groups gives the bounds (binnedBounds); each group's clamped sum then
+// follows exactly from its bins (binnedSummary), since the bounds are bin edges.
+
+// binEntry is one bin of one group: the bin's code (sqlgen.BinLayout.BeyondCode), how many
+// per-unit values fell in it and their exact sum in units of 2^sqlgen.BinnedValueExp.
+type binEntry struct {
+	code  int64
+	count int64
+	sum   *big.Int
+}
+
+// binEntries reads aggregate j's bins from a stage row.
+func binEntries(row []any, col map[string]int, j int) ([]binEntry, error) {
+	list := func(name string) ([]any, error) {
+		i, ok := col[strings.ToLower(name)]
+		if !ok {
+			return nil, fmt.Errorf("exec: stage column %s missing", name)
+		}
+		switch v := row[i].(type) {
+		case nil:
+			return nil, nil
+		case []any:
+			return v, nil
+		}
+		return nil, fmt.Errorf("exec: stage column %s is %T, not a list", name, row[i])
+	}
+	codes, err := list(sqlgen.BinsColumn(j))
+	if err != nil {
+		return nil, err
+	}
+	counts, err := list(sqlgen.BinCountsColumn(j))
+	if err != nil {
+		return nil, err
+	}
+	sums, err := list(sqlgen.BinSumsColumn(j))
+	if err != nil {
+		return nil, err
+	}
+	if len(counts) != len(codes) || len(sums) != len(codes) {
+		return nil, fmt.Errorf("exec: binned lists of aggregate %d differ in length", j)
+	}
+	out := make([]binEntry, 0, len(codes))
+	for i, c := range codes {
+		if c == nil {
+			continue // units without a value in this group
+		}
+		code, err := toInt64(c)
+		if err != nil {
+			return nil, err
+		}
+		n, err := toInt64(counts[i])
+		if err != nil {
+			return nil, err
+		}
+		s, err := toBig(sums[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, binEntry{code: code, count: n, sum: s})
+	}
+	return out, nil
+}
+
+// bin returns the histogram bin of a code and whether its values are negative and beyond
+// the last bin edge.
+func (e binEntry) bin(l sqlgen.BinLayout) (bin int, neg, beyond bool, err error) {
+	c := e.code
+	if neg = c < 0; neg {
+		c = -c
+	}
+	switch {
+	case c == l.BeyondCode():
+		return l.NumBins - 1, neg, true, nil
+	case c >= 1 && c <= int64(l.NumBins):
+		return int(c - 1), neg, false, nil
+	}
+	return 0, false, false, fmt.Errorf("exec: histogram bin code %d out of range", e.code)
+}
+
+// binnedBounds draws the bounds of every aggregate with implicit bounds from the histogram of
+// all the stage's groups, and then builds the mechanisms (finish).
+func (pr *Prepared) binnedBounds(rows *backend.Rows) error {
+	col := map[string]int{}
+	for i, c := range rows.Columns {
+		col[strings.ToLower(c)] = i
+	}
+	for j, a := range pr.Plan.Aggregates {
+		l := pr.hist[j]
+		if l.NumBins == 0 {
+			continue
+		}
+		s := agg.BoundsSummary{Positive: make([]int64, l.NumBins), Negative: make([]int64, l.NumBins)}
+		for _, row := range rows.Values {
+			entries, err := binEntries(row, col, j)
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				bin, neg, _, err := e.bin(l)
+				if err != nil {
+					return err
+				}
+				if neg {
+					s.Negative[bin] += e.count
+				} else {
+					s.Positive[bin] += e.count
+				}
+			}
+		}
+		if err := pr.fixBounds(a, s); err != nil {
+			return err
+		}
+	}
+	return pr.finish()
+}
+
+// binnedSummary is aggregate a's exact Summary for one group from its bins, clamped to the
+// bounds binnedBounds drew: the bins inside the bounds count their exact sums, those wholly
+// above or below count each value as the bound. Bounds are always bin edges or 0 (setBounds
+// of a histogram's edges); a bin straddling a bound is an error, never an approximation.
+func binnedSummary(a *plan.Aggregate, l sqlgen.BinLayout, row []any, col map[string]int, j int, units int64) (Summary, error) {
+	entries, err := binEntries(row, col, j)
+	if err != nil {
+		return Summary{}, err
+	}
+	var total dyadic
+	var count int64
+	for _, e := range entries {
+		bin, neg, beyond, err := e.bin(l)
+		if err != nil {
+			return Summary{}, err
+		}
+		lo, hi := binRange(l, bin, beyond)
+		if neg {
+			lo, hi = -hi, -lo
+		}
+		count += e.count
+		switch {
+		case lo >= a.Upper:
+			total.addFloat(a.Upper, e.count)
+		case hi <= a.Lower:
+			total.addFloat(a.Lower, e.count)
+		case lo >= a.Lower && hi <= a.Upper && !beyond:
+			total.add(e.sum, sqlgen.BinnedValueExp(a, l, bin))
+		default:
+			return Summary{}, fmt.Errorf("exec: the bounds [%g, %g] of %s cut histogram bin [%g, %g]", a.Lower, a.Upper, a.Name, lo, hi)
+		}
+	}
+	s := Summary{Units: units, Count: count}
+	_, unitExp := math.Frexp(a.Encoding.Unit)
+	s.Sum, s.Shift = total.in(unitExp - 1)
+	return s, nil
+}
+
+// binRange is the range of magnitudes of a bin: [0, 2^ScaleExp] for bin 0, [2^(e-1), 2^e]
+// for bin i > 0 with e = ScaleExp+i, and from the last edge to infinity beyond it.
+func binRange(l sqlgen.BinLayout, bin int, beyond bool) (lo, hi float64) {
+	if beyond {
+		return math.Ldexp(1, l.ScaleExp+l.NumBins-1), math.Inf(1)
+	}
+	if bin == 0 {
+		return 0, math.Ldexp(1, l.ScaleExp)
+	}
+	return math.Ldexp(1, l.ScaleExp+bin-1), math.Ldexp(1, l.ScaleExp+bin)
+}
+
+// dyadic is an exact sum of terms x * 2^exp.
+type dyadic struct {
+	v   *big.Int
+	exp int
+}
+
+func (d *dyadic) add(x *big.Int, exp int) {
+	if x == nil || x.Sign() == 0 {
+		return
+	}
+	if d.v == nil {
+		d.v, d.exp = new(big.Int).Set(x), exp
+		return
+	}
+	if exp < d.exp {
+		d.v.Lsh(d.v, uint(d.exp-exp))
+		d.exp = exp
+	}
+	d.v.Add(d.v, new(big.Int).Lsh(x, uint(exp-d.exp)))
+}
+
+// addFloat adds n times f, a finite float64.
+func (d *dyadic) addFloat(f float64, n int64) {
+	if f == 0 || n == 0 {
+		return
+	}
+	frac, exp := math.Frexp(f)
+	m := new(big.Int).SetInt64(int64(frac * (1 << 53))) // exact: 53 bits
+	d.add(m.Mul(m, big.NewInt(n)), exp-53)
+}
+
+// in returns the sum as a count of 2^unitExp units, or of 2^(unitExp-shift) units when it is
+// finer (agg.SumSummary.Shift).
+func (d *dyadic) in(unitExp int) (*big.Int, uint) {
+	if d.v == nil || d.v.Sign() == 0 {
+		return new(big.Int), 0
+	}
+	if d.exp < unitExp { // drop trailing zero bits first: whole units need no shift
+		k := min(int(d.v.TrailingZeroBits()), unitExp-d.exp)
+		d.v.Rsh(d.v, uint(k))
+		d.exp += k
+	}
+	if d.exp >= unitExp {
+		return new(big.Int).Lsh(d.v, uint(d.exp-unitExp)), 0
+	}
+	return new(big.Int).Set(d.v), uint(unitExp - d.exp)
+}

@@ -1,0 +1,95 @@
+package exec
+
+import (
+	"math"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/plan"
+	"github.com/dpsql/dpsql/internal/sqlgen"
+)
+
+// binnedRow is a stage row holding aggregate 0's bins.
+func binnedRow(codes []int64, counts []int64, sums []*big.Int) ([]any, map[string]int) {
+	var c, n, s []any
+	for i := range codes {
+		c = append(c, codes[i])
+		n = append(n, counts[i])
+		if sums[i] == nil {
+			s = append(s, nil)
+		} else {
+			s = append(s, sums[i])
+		}
+	}
+	col := map[string]int{sqlgen.BinsColumn(0): 0, sqlgen.BinCountsColumn(0): 1, sqlgen.BinSumsColumn(0): 2}
+	return []any{c, n, s}, col
+}
+
+// value is a Summary's exact sum as a float64 (Sum units of Unit/2^Shift).
+func value(s Summary, unit float64) float64 {
+	f := new(big.Float).SetInt(s.Sum)
+	f.SetMantExp(f, -int(s.Shift))
+	v, _ := f.Mul(f, big.NewFloat(unit)).Float64()
+	return v
+}
+
+// TestBinnedSummary: a group's clamped sum from its bins: bins inside the bounds count their
+// exact sums, bins beyond them each value as the bound (the values beyond the last edge too),
+// and a bound that cuts a bin is an error, never an approximation.
+func TestBinnedSummary(t *testing.T) {
+	floats := sqlgen.BinLayout{ScaleExp: -1022, NumBins: 2046}
+	bin := func(e int) int64 { return int64(e + 1022 + 1) } // code of the bin (2^(e-1), 2^e]
+	exact := func(v float64, e int) *big.Int {              // v in units of 2^(e-53)
+		b, _ := new(big.Float).SetMantExp(big.NewFloat(v), 53-e).Int(nil)
+		return b
+	}
+	sum := &plan.Aggregate{Name: "ANON_SUM(v)", Func: analyzer.Sum, Lower: -8, Upper: 8, Encoding: plan.Encoding{Unit: math.Ldexp(1, 3-40)}}
+	row, col := binnedRow(
+		[]int64{bin(3), bin(4), -bin(4), 1, floats.BeyondCode(), -bin(1)},
+		[]int64{2, 1, 1, 3, 1, 2},
+		[]*big.Int{exact(5+6.5, 3), exact(9, 4), exact(-12, 4), big.NewInt(0), nil, exact(-1.5, 1)})
+	s, err := binnedSummary(sum, floats, row, col, 0, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5 + 6.5 inside; 9 -> 8; -12 -> -8; three zeros; +Inf -> 8; -0.75 - 0.75 inside.
+	if got, want := value(s, sum.Encoding.Unit), 5+6.5+8-8+8-1.5; got != want || s.Count != 10 || s.Units != 7 {
+		t.Errorf("sum: %v (count %d, units %d), want %v (10, 7)", got, s.Count, s.Units, want)
+	}
+
+	cut := *sum
+	cut.Lower, cut.Upper = -6, 6
+	if _, err := binnedSummary(&cut, floats, row, col, 0, 7); err == nil || !strings.Contains(err.Error(), "cut histogram bin") {
+		t.Errorf("bounds inside a bin: %v, want an error", err)
+	}
+
+	// An average over [8, 1024]: values below clamp up to 8, negative ones too.
+	avg := &plan.Aggregate{Name: "ANON_AVG(v)", Func: analyzer.Avg, Lower: 8, Upper: 1024, Encoding: plan.Encoding{Unit: math.Ldexp(1, 10-40)}}
+	row, col = binnedRow([]int64{1, -bin(2), bin(4), bin(11)}, []int64{1, 1, 2, 1},
+		[]*big.Int{big.NewInt(0), exact(-3, 2), exact(10+11, 4), exact(2000, 11)})
+	if s, err = binnedSummary(avg, floats, row, col, 0, 5); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := value(s, avg.Encoding.Unit), 8+8+10+11+1024.0; got != want || s.Count != 5 {
+		t.Errorf("average: %v (count %d), want %v (5)", got, s.Count, want)
+	}
+
+	// Counts: integer bins of scale 1 (bin 0 holds 0 and 1), summed as they are.
+	counts := sqlgen.BinLayout{ScaleExp: 0, NumBins: 1024}
+	cnt := &plan.Aggregate{Name: "ANON_COUNT(*)", Func: analyzer.CountRows, Lower: 0, Upper: 4, Encoding: plan.Encoding{Unit: 1}}
+	row, col = binnedRow([]int64{1, 3, 4}, []int64{3, 2, 1}, []*big.Int{big.NewInt(2), big.NewInt(7), big.NewInt(6)})
+	if s, err = binnedSummary(cnt, counts, row, col, 0, 6); err != nil {
+		t.Fatal(err)
+	}
+	if s.Sum.Int64() != 2+7+4 || s.Shift != 0 {
+		t.Errorf("counts: %v (shift %d), want 13", s.Sum, s.Shift)
+	}
+
+	// A malformed code is an error.
+	row, col = binnedRow([]int64{5000}, []int64{1}, []*big.Int{big.NewInt(1)})
+	if _, err := binnedSummary(sum, floats, row, col, 0, 1); err == nil {
+		t.Error("code 5000: no error")
+	}
+}

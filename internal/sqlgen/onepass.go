@@ -169,36 +169,53 @@ func writeBinned(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys []str
 	}
 	fmt.Fprintf(b, ",\n_dp_coded AS (\n  SELECT *, %s\n  FROM (SELECT *, %s\n    FROM (SELECT *, %s FROM %s) AS _dp_e) AS _dp_y\n)",
 		strings.Join(coded, ", "), strings.Join(scaled, ", "), strings.Join(exps, ", "), from)
-	group := append(append([]string(nil), keys...), codes...)
+	// With one implicit aggregate, _dp_binned has a row per group and bin; with several, one
+	// grouping set per aggregate (its bins), so that a group's lists grow with each
+	// aggregate's bins, not with their product. The other columns are then read from the
+	// first set only.
+	group := strings.Join(append(append([]string(nil), keys...), codes...), ", ")
+	filter := func(int) string { return "" }
+	if len(codes) > 1 {
+		var sets []string
+		for _, c := range codes {
+			sets = append(sets, "("+strings.Join(append(append([]string(nil), keys...), c), ", ")+")")
+			cols = append(cols, fmt.Sprintf("GROUPING(%s) AS %s", c, strings.Replace(c, "_dp_b", "_dp_g", 1)))
+		}
+		group = "GROUPING SETS (" + strings.Join(sets, ", ") + ")"
+		filter = func(i int) string {
+			return fmt.Sprintf(" FILTER (WHERE %s = 0)", strings.Replace(codes[i], "_dp_b", "_dp_g", 1))
+		}
+	}
 	fmt.Fprintf(b, ",\n_dp_binned AS (\n  SELECT %s\n  FROM _dp_coded\n  GROUP BY %s\n)",
-		strings.Join(append(append([]string(nil), group...), cols...), ", "), strings.Join(group, ", "))
+		strings.Join(append(append(append([]string(nil), keys...), codes...), cols...), ", "), group)
 
 	listAgg := "list"
 	if d == backend.Postgres {
 		listAgg = "array_agg"
 	}
-	order := " ORDER BY " + strings.Join(codes, ", ")
 	var outer []string
 	for _, c := range cols {
 		name := c[strings.LastIndex(c, " AS ")+4:]
 		switch {
 		case name == UnitsColumn:
-			outer = append(outer, fmt.Sprintf("CAST(COALESCE(SUM(%s), 0) AS BIGINT) AS %s", name, name))
-		case strings.HasPrefix(name, "_dp_hc") || strings.HasPrefix(name, "_dp_hs"):
+			outer = append(outer, fmt.Sprintf("CAST(COALESCE(SUM(%s)%s, 0) AS BIGINT) AS %s", name, filter(0), name))
+		case strings.HasPrefix(name, "_dp_hc") || strings.HasPrefix(name, "_dp_hs") || strings.HasPrefix(name, "_dp_g"):
 			// Listed below, with the codes.
 		case strings.HasPrefix(name, "_dp_c"):
-			outer = append(outer, fmt.Sprintf("CAST(SUM(%s) AS BIGINT) AS %s", name, name))
+			outer = append(outer, fmt.Sprintf("CAST(SUM(%s)%s AS BIGINT) AS %s", name, filter(0), name))
 		default: // exact sums
-			outer = append(outer, fmt.Sprintf("SUM(%s) AS %s", name, name))
+			outer = append(outer, fmt.Sprintf("SUM(%s)%s AS %s", name, filter(0), name))
 		}
 	}
+	i := 0
 	for j := range p.Aggregates {
 		if hist[j].NumBins == 0 {
 			continue
 		}
 		for _, c := range []string{BinsColumn(j), BinCountsColumn(j), BinSumsColumn(j)} {
-			outer = append(outer, fmt.Sprintf("%s(%s%s) AS %s", listAgg, c, order, c))
+			outer = append(outer, fmt.Sprintf("%s(%s ORDER BY %s)%s AS %s", listAgg, c, codes[i], filter(i), c))
 		}
+		i++
 	}
 	return "_dp_binned", outer
 }

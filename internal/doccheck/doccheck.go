@@ -214,16 +214,8 @@ var headingRE = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
 func Headings(md string) []Heading {
 	var hs []Heading
 	seen := map[string]int{}
-	fenced := false
-	for _, line := range strings.Split(md, "\n") {
-		if strings.HasPrefix(line, "```") {
-			fenced = !fenced
-			continue
-		}
-		if fenced {
-			continue
-		}
-		m := headingRE.FindStringSubmatch(line)
+	for _, pl := range prose(md) {
+		m := headingRE.FindStringSubmatch(pl.text)
 		if m == nil {
 			continue
 		}
@@ -268,17 +260,31 @@ var (
 // Links returns the inline links of a Markdown document outside fenced blocks and inline code.
 func Links(md string) []Link {
 	var ls []Link
+	for _, pl := range prose(md) {
+		for _, m := range linkRE.FindAllStringSubmatch(inlineCodeRE.ReplaceAllString(pl.text, ""), -1) {
+			ls = append(ls, Link{Line: pl.line, Target: m[1]})
+		}
+	}
+	return ls
+}
+
+// proseLine is a line of a Markdown document outside its fenced blocks.
+type proseLine struct {
+	line int // from 1
+	text string
+}
+
+// prose returns the lines of a Markdown document that are not fences or inside fenced blocks.
+func prose(md string) []proseLine {
+	var ls []proseLine
 	fenced := false
 	for i, line := range strings.Split(md, "\n") {
 		if strings.HasPrefix(line, "```") {
 			fenced = !fenced
 			continue
 		}
-		if fenced {
-			continue
-		}
-		for _, m := range linkRE.FindAllStringSubmatch(inlineCodeRE.ReplaceAllString(line, ""), -1) {
-			ls = append(ls, Link{Line: i + 1, Target: m[1]})
+		if !fenced {
+			ls = append(ls, proseLine{i + 1, line})
 		}
 	}
 	return ls

@@ -135,6 +135,14 @@ func dpsqlCommand(cmd string) (run, why string) {
 		cmd = "./dpsql" + strings.TrimPrefix(strings.TrimSpace(cmd), "go run ./cmd/dpsql")
 	case len(fields) >= 1 && (fields[0] == "dpsql" || fields[0] == "./dpsql"):
 		cmd = "./dpsql" + strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(cmd), "./"), "dpsql")
+	case strings.HasPrefix(cmd, "go build"):
+		return "", "builds the command, which this test runs as its own binary"
+	case strings.HasPrefix(cmd, "go -C beam") || strings.HasPrefix(cmd, "cd beam"):
+		return "", "a command of the Beam module (a separate module, minutes to build)"
+	case strings.HasPrefix(cmd, "scripts/test"):
+		return "", "the whole test suite"
+	case strings.HasPrefix(cmd, "psql"):
+		return "", "a client of a running dpsql serve"
 	default:
 		return "", "not a dpsql command"
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,6 +23,9 @@ const repoRoot = "../.."
 // runnableDocs are the documents whose shell blocks TestDocCommands runs, each in its own
 // directory, block after block (the tutorial's queries spend one budget in order).
 var runnableDocs = []string{"README.md", "docs/tutorial.md"}
+
+// updateDocs rewrites the documents' output blocks from this run (see TestDocCommands).
+var updateDocs = flag.Bool("update-docs", false, "rewrite the ```text block after each fully run ```sh block of README.md and docs/tutorial.md with the output of this run")
 
 // helperEnv makes this test binary act as the dpsql command (TestDocCommandsHelper).
 const helperEnv = "DPSQL_DOCTEST_HELPER"
@@ -53,6 +57,11 @@ func TestDocCommandsHelper(t *testing.T) {
 // logged with its reason. It needs no network and nothing outside the repository: each
 // document runs in a fresh directory holding a link to examples/ and a dpsql that is this
 // test binary.
+//
+// A ```text block right after a ```sh block shows the reader its output; with -update-docs
+// the test rewrites it with this run's output (standard output and error as a terminal
+// interleaves them) when every command of the sh block ran and the document's checks passed:
+// go test ./cmd/dpsql -run TestDocCommands -update-docs.
 func TestDocCommands(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -82,7 +91,8 @@ func TestDocCommands(t *testing.T) {
 				t.Fatal(err)
 			}
 			ran := 0
-			for _, blk := range blocks {
+			var edits []outputEdit
+			for k, blk := range blocks {
 				if blk.Lang != "sh" {
 					continue
 				}
@@ -95,10 +105,12 @@ func TestDocCommands(t *testing.T) {
 					t.Fatalf("%s: %v", doc, err)
 				}
 				var out bytes.Buffer
+				all := true
 				for _, c := range cmds {
 					run, why := dpsqlCommand(c.Text)
 					if run == "" {
 						t.Logf("%s:%d: not run: %s", doc, c.Line, why)
+						all = false
 						continue
 					}
 					ran++
@@ -118,12 +130,59 @@ func TestDocCommands(t *testing.T) {
 						t.Errorf("%s:%d: the block's output does not match %q:\n%s", doc, blk.Line, re, out.String())
 					}
 				}
+				if e, ok := outputBlock(string(b), blocks, k); ok && all && len(cmds) > 0 {
+					e.text = out.String()
+					edits = append(edits, e)
+				}
 			}
 			if ran == 0 {
 				t.Fatalf("%s: no dpsql command found in its sh blocks", doc)
 			}
+			if *updateDocs && !t.Failed() && len(edits) > 0 {
+				if err := os.WriteFile(filepath.Join(repoRoot, doc), []byte(applyEdits(string(b), edits)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s: %d output blocks rewritten", doc, len(edits))
+			}
 		})
 	}
+}
+
+// outputEdit replaces the lines [from, to) of a document (0-based) with text.
+type outputEdit struct {
+	from, to int
+	text     string
+}
+
+// outputBlock finds the ```text block that shows the output of the sh block blocks[k]: the
+// next block, when it is a text block and only blank lines separate the two.
+func outputBlock(md string, blocks []doccheck.Block, k int) (outputEdit, bool) {
+	if k+1 >= len(blocks) || blocks[k+1].Lang != "text" {
+		return outputEdit{}, false
+	}
+	lines := strings.Split(md, "\n")
+	shClose := blocks[k].Line + strings.Count(blocks[k].Text, "\n") // 0-based index of the closing fence
+	next := blocks[k+1]
+	for i := shClose + 1; i < next.Line-1; i++ {
+		if strings.TrimSpace(lines[i]) != "" {
+			return outputEdit{}, false
+		}
+	}
+	return outputEdit{from: next.Line, to: next.Line + strings.Count(next.Text, "\n")}, true
+}
+
+// applyEdits returns the document with each edit's lines replaced by its text.
+func applyEdits(md string, edits []outputEdit) string {
+	lines := strings.Split(md, "\n")
+	for i := len(edits) - 1; i >= 0; i-- {
+		e := edits[i]
+		var repl []string
+		if t := strings.TrimRight(e.text, "\n"); t != "" {
+			repl = strings.Split(t, "\n")
+		}
+		lines = append(lines[:e.from], append(repl, lines[e.to:]...)...)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // dpsqlCommand returns the shell text to run for a command of a document (the dpsql at its
@@ -157,7 +216,8 @@ func dpsqlCommand(cmd string) (run, why string) {
 }
 
 // runShell runs one command with sh in dir, standard input empty, and returns its exit
-// status and its standard output followed by its standard error.
+// status and its output: standard output and error through one pipe, as a terminal shows
+// them.
 func runShell(t *testing.T, dir, cmd string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -165,8 +225,8 @@ func runShell(t *testing.T, dir, cmd string) (int, string) {
 	c := exec.CommandContext(ctx, "sh", "-c", cmd)
 	c.Dir = dir
 	c.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var stdout, stderr bytes.Buffer
-	c.Stdout, c.Stderr = &stdout, &stderr
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
 	err := c.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("%s: did not finish in 2 minutes", cmd)
@@ -174,9 +234,9 @@ func runShell(t *testing.T, dir, cmd string) (int, string) {
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return 0, stdout.String() + stderr.String()
+		return 0, out.String()
 	case errors.As(err, &exit):
-		return exit.ExitCode(), stdout.String() + stderr.String()
+		return exit.ExitCode(), out.String()
 	default:
 		t.Fatalf("%s: %v", cmd, err)
 		return 0, ""

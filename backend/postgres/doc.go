@@ -28,17 +28,12 @@
 // ledger (internal/store) records spends, and the engine never passes analyst text to it.
 //
 // What the process cannot enforce from inside the session, the deployment enforces with the
-// roles it connects as (docs/postgres.md, "Roles", has the set-up as SQL, and a test runs it):
-// the data owner's role owns the data and the dpsql schema; the engine role, whose
-// credentials a dpsql process uses to answer analysts, holds
-//
-//	GRANT USAGE ON SCHEMA dpsql TO dpsql_engine;
-//	GRANT SELECT ON dpsql.relations, dpsql.domains, dpsql.budget, dpsql.limits TO dpsql_engine;
-//	GRANT EXECUTE ON FUNCTION dpsql.spend(DOUBLE PRECISION, DOUBLE PRECISION, TEXT) TO dpsql_engine;
-//	GRANT USAGE ON SCHEMA <data schemas> TO dpsql_engine;
-//	GRANT SELECT ON <the relations the catalog declares> TO dpsql_engine;
-//
-// and nothing else: no write right on any dpsql table (spends go through dpsql.spend, which
+// roles it connects as (docs/postgres.md, "Setting it up", has the set-up step by step with
+// every GRANT, and roles_postgres_test.go runs it): the data owner's role owns the data and
+// the dpsql schema; the engine role, whose credentials a dpsql process uses to answer
+// analysts, holds USAGE on the dpsql schema, SELECT on the dpsql tables it reads, EXECUTE on
+// the dpsql.spend functions, and SELECT on the relations the catalog declares, and nothing
+// else: no write right on any dpsql table (spends go through dpsql.spend, which
 // can only add), no CREATE or TEMPORARY, no superuser, no membership in the owner's role,
 // pg_read_server_files, pg_write_server_files, pg_execute_server_program or pg_read_all_data,
 // no dblink or postgres_fdw. Analysts hold no database role at all: they reach the database

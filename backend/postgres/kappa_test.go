@@ -1,6 +1,6 @@
 package postgres_test
 
-// The SQL shapes that docs/postgres.md compares for per-user contribution bounding (keep at
+// The SQL shapes that docs/design/postgres-backend.md compares for per-user contribution bounding (keep at
 // most kappa partitions per user, chosen at random), checked for exactness on small data by
 // TestKappaSQL and timed on 10^6 rows by BenchmarkKappa:
 //

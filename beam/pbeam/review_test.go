@@ -9,7 +9,7 @@ import (
 )
 
 // Regression tests for the findings of the outside review of pbeam
-// (docs/beam.md, "Reviews"): each was a way to break the guarantee, the
+// (docs/design/beam-reviews-and-tests.md, "pbeam: the outside review"): each was a way to break the guarantee, the
 // budget or the construction-time errors.
 
 func reviewPcol(t *testing.T, params PrivacySpecParams) (beam.Scope, PrivatePCollection, *PrivacySpec) {

@@ -48,7 +48,7 @@ func ReadSampleStats(ctx context.Context, db *sql.DB, s Spec) (SampleStats, erro
 //     the users have more than kappa keys (it builds lists for those users only),
 //     post_thr_leftjoin when more do.
 //
-// The thresholds come from the measurements in docs/benchmarks.md.
+// The thresholds come from the measurements in docs/design/bounding-on-duckdb.md.
 func Choose(st SampleStats) string {
 	if st.Users < 100 || st.Rows == 0 || st.Pairs == 0 {
 		return "prefilter_join"

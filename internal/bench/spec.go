@@ -162,7 +162,7 @@ func (s Spec) final(prefix string) string {
 // HashExpr is the per-(uid, keys) pseudo-random rank used to sample kappa keys per user:
 // hash(hash(u, g0, ..., seed)). The outer hash matters: DuckDB's multi-argument hash ends by
 // XOR-ing in the hash of the last argument, and ordering values by (c XOR x) for a random c is
-// NOT a uniformly random order (it follows the binary trie of the x). See docs/benchmarks.md.
+// NOT a uniformly random order (it follows the binary trie of the x). See docs/design/bounding-on-duckdb.md.
 func (s Spec) HashExpr(prefix string, seed uint64) string {
 	return HashSQL(prefix+"u", s.keyCols(prefix), seedLit(seed))
 }

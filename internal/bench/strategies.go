@@ -169,7 +169,7 @@ func (s Spec) rawStage1Select(prefix string) string {
 	return b.String()
 }
 
-// Recommended names the strategy docs/benchmarks.md recommends to the SQL generator.
+// Recommended names the strategy docs/design/bounding-on-duckdb.md recommends to the SQL generator.
 const Recommended = "prefilter_join"
 
 // prefilterBounded returns the WITH clause and the bounded stage-1 query of prefilter_join:

@@ -425,7 +425,7 @@ func (pr *Prepared) boundsSQL() ([]string, error) {
 	return out, nil
 }
 
-// chooseBounding picks, on DuckDB, how the stage bounds contributions (docs/benchmarks.md):
+// chooseBounding picks, on DuckDB, how the stage bounds contributions (docs/design/bounding-on-duckdb.md):
 // the prefilter pays off when many units exceed kappa and rows rarely repeat a (unit, group)
 // pair; otherwise the window over per-unit rows is cheaper (about 1.6 times the floor against
 // 3.4 on data where most units are in few groups). It reads statistics of a 1/64 sample of

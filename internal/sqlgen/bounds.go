@@ -155,7 +155,7 @@ func rowPriority(p *plan.Plan, d backend.Dialect, keys, values []string) string 
 const maxPrefilterKappa = 16
 
 // writePrefilter bounds contributions before the per-unit aggregation, which is what makes
-// it cheap (docs/benchmarks.md): every row gets its group's priority h = hash(hash(unit,
+// it cheap (docs/design/bounding-on-duckdb.md): every row gets its group's priority h = hash(hash(unit,
 // keys, seed)); per unit, the kappa-th smallest distinct h is found from a list of the
 // unit's h (kappa passes of "smallest value above the previous one" over a shrinking list;
 // units with at most kappa rows keep everything); only rows with h at most that threshold are

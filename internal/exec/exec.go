@@ -364,7 +364,9 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 	if err != nil {
 		return err
 	}
-	if err := pr.setKeyTypes(probe.Types[:len(pr.Plan.Query.Keys)]); err != nil {
+	nk := len(pr.Plan.Query.Keys)
+	pr.Plan.ValueTypes = append([]string(nil), probe.Types[nk:nk+len(pr.Plan.Aggregates)]...)
+	if err := pr.setKeyTypes(probe.Types[:nk]); err != nil {
 		return err
 	}
 	pr.Plan.UnitType = probe.Types[len(probe.Types)-1]

@@ -39,6 +39,10 @@ type Plan struct {
 	// once the executor knows them; the SQL normalises each key by its type, so that the
 	// stage's groups are exact values (sqlgen.NormaliseKey).
 	KeyTypes []string
+	// ValueTypes are the database types of the aggregates' arguments (from the same query as
+	// KeyTypes; "" for none): an argument known to convert to a double without failing needs
+	// no total conversion in the SQL (sqlgen.typedValue).
+	ValueTypes []string
 	// UnitType is the database type of the privacy unit (from the same query as KeyTypes): a
 	// distributed stage compares units across shards by their normalised text (internal/shard).
 	UnitType string

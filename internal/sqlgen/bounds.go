@@ -30,9 +30,9 @@ func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) 
 	case analyzer.CountValues:
 		partials = []string{"COUNT(" + v + ")"}
 	case analyzer.Sum:
-		partials = []string{valueExpr(d, "SUM("+v+")")}
+		partials = []string{notNaN(d, "SUM("+v+")")}
 	case analyzer.Avg:
-		partials = []string{valueExpr(d, "AVG("+v+")")}
+		partials = []string{notNaN(d, "AVG("+v+")")}
 	case analyzer.VarPop, analyzer.StddevPop, analyzer.Percentile, analyzer.Quantiles:
 		// The rows the stage keeps (rankExpr), one slot each.
 		for i := 1; i <= plan.RowsPerGroup; i++ {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dpsql/dpsql"
@@ -82,6 +84,35 @@ func BenchmarkEngineDuckDBEasy(b *testing.B) {
 	benchDuckDB(b, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
 		SELECT i %% %d AS uid, CAST(hash(i %% %d, i %% 2) %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
 		SET BUDGET UNLIMITED`, n/10, n/10, n))
+}
+
+// BenchmarkEngineDuckDBParquet is the hard shape read from Parquet files through the owner's
+// view, as data larger than memory would be: DPSQL_BENCH_PARQUET names the files (a path or a
+// glob; when unset, DPSQL_BENCH_ROWS rows are written to a temporary file first) and
+// DPSQL_BENCH_MEMORY sets DuckDB's memory limit (e.g. 8GB: beyond it DuckDB spills to disk).
+//
+//	DPSQL_BENCH_PARQUET='/data/hard-*.parquet' DPSQL_BENCH_MEMORY=8GB go test -run '^$' -bench 'EngineDuckDBParquet' -benchtime 1x -count 3 -timeout 0 .
+func BenchmarkEngineDuckDBParquet(b *testing.B) {
+	ctx := context.Background()
+	db, err := dpsql.Open(ctx, dpsql.Config{Owner: true, MemoryLimit: os.Getenv("DPSQL_BENCH_MEMORY")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	files := os.Getenv("DPSQL_BENCH_PARQUET")
+	if files == "" {
+		n := benchRows()
+		files = filepath.Join(b.TempDir(), "hard.parquet")
+		if _, err := db.Exec(ctx, fmt.Sprintf(`COPY (SELECT i %% %d AS uid, CAST(hash(i) %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i)) TO '%s' (FORMAT parquet)`,
+			n/10, n, files)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(ctx, fmt.Sprintf(`CREATE VIEW t OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_parquet('%s'));
+		SET BUDGET UNLIMITED`, strings.ReplaceAll(files, "'", "''"))); err != nil {
+		b.Fatal(err)
+	}
+	runEngineBench(b, db)
 }
 
 func BenchmarkEnginePostgres(b *testing.B) {

@@ -304,6 +304,9 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 	if err != nil {
 		return err
 	}
+	if err := checkArgTypes(pr.Plan.Query, probe.Types[len(pr.Plan.Query.Keys):], pr.dialect); err != nil {
+		return err
+	}
 	if err := pr.setKeyTypes(probe.Types[:len(pr.Plan.Query.Keys)]); err != nil {
 		return err
 	}

@@ -1,0 +1,223 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/engine"
+	"github.com/dpsql/dpsql/internal/store"
+	"github.com/dpsql/dpsql/internal/testmode"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// typesEnv is a database of dialect d with a private relation visits(uid, page VARCHAR,
+// pages INTEGER, amount DECIMAL(10,2), ok BOOLEAN, day DATE, ts TIMESTAMP, dur INTERVAL,
+// "at" INTEGER): page holds numbers written as text in some rows only. It returns an
+// analyst's engine and the backend.
+func typesEnv(t *testing.T, d backend.Dialect) (*engine.Engine, backend.Backend) {
+	t.Helper()
+	ctx := context.Background()
+	b := ownerBackend(t, d)
+	owner, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: testmode.Noiseless{}, Owner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := "range(200) AS t(i)"
+	if d == backend.Postgres {
+		rows = "generate_series(0, 199) AS t(i)"
+	}
+	if _, err := owner.Exec(ctx, `CREATE TABLE visits_raw AS SELECT i AS uid,
+		CASE WHEN i % 2 = 0 THEN CAST(i % 7 AS VARCHAR) ELSE 'n/a' END AS page,
+		CAST(i % 5 AS INTEGER) AS pages, CAST(i % 3 AS DECIMAL(10,2)) AS amount,
+		i % 2 = 0 AS ok, DATE '2024-01-01' + CAST(i % 10 AS INTEGER) AS day,
+		TIMESTAMP '2024-01-01 00:00:00' + INTERVAL '1 hour' * (i % 5) AS ts,
+		INTERVAL '1 minute' * (i % 4) AS dur, CAST(i % 3 AS INTEGER) AS "at"
+		FROM `+rows+`;
+		CREATE VIEW visits OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM visits_raw;
+		SET BUDGET OPTIONS(epsilon=1000, delta=0.9)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.BecomeAnalyst(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: testmode.Noiseless{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, b
+}
+
+// Every anonymized aggregate but COUNT takes a number: an argument of another type is refused
+// at the argument (TestArgTypeRefusalIsFree: before the charge, reading no row), with a hint that says what to write
+// instead; the hint's query then runs. Types come from the database (a query that reads no
+// row), so expressions (CASE, arithmetic, functions) are checked as columns are.
+func TestArgTypesRefused(t *testing.T) {
+	ctx := context.Background()
+	const anon = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
+	const dpOpts = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1, delta=1e-5, max_groups_contributed=1, privacy_unit_column=uid) "
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		e, _ := typesEnv(t, d)
+		calls := []struct{ pre, post string }{
+			{anon + "ANON_SUM(", " CLAMPED BETWEEN 0 AND 10) FROM visits"},
+			{anon + "ANON_AVG(", " CLAMPED BETWEEN 0 AND 10) FROM visits"},
+			{anon + "ANON_VAR_POP(", " CLAMPED BETWEEN 0 AND 10) FROM visits"},
+			{anon + "ANON_STDDEV_POP(", " CLAMPED BETWEEN 0 AND 10) FROM visits"},
+			{anon + "ANON_PERCENTILE_CONT(", ", 0.5 CLAMPED BETWEEN 0 AND 10) FROM visits"},
+			{anon + "ANON_MEDIAN(", " CLAMPED BETWEEN 0 AND 10) FROM visits"},
+			{anon + "ANON_QUANTILES(", ", 4 CLAMPED BETWEEN 0 AND 10) FROM visits"},
+			{anon + "ANON_SUM(", ") FROM visits"}, // implicit bounds
+			{dpOpts + "SUM(", ", contribution_bounds_per_group => (0, 10)) FROM visits"},
+			{dpOpts + "AVG(", ", contribution_bounds_per_group => (0, 10)) FROM visits"},
+			{dpOpts + "VAR_POP(", ", contribution_bounds_per_row => (0, 10)) FROM visits"},
+			{dpOpts + "PERCENTILE_CONT(", ", 0.5, contribution_bounds_per_row => (0, 10)) FROM visits"},
+		}
+		refused := []struct{ arg, typ, fix string }{
+			{"page", "CHAR", "CAST(page AS DOUBLE)"},
+			{"CASE WHEN ok THEN page END", "CHAR", "CAST(CASE WHEN ok THEN page END AS DOUBLE)"},
+			{"lower(page)", "", "CAST(lower(page) AS DOUBLE)"},
+			{"ok", "BOOL", "CASE WHEN ok THEN 1 ELSE 0 END"},
+			{"day", "DATE", "EXTRACT(EPOCH FROM day)"},
+			{"ts", "TIMESTAMP", "EXTRACT(EPOCH FROM ts)"},
+			{"dur", "INTERVAL", "EXTRACT(EPOCH FROM dur)"},
+			{"day + dur", "TIMESTAMP", "EXTRACT(EPOCH FROM day + dur)"},
+		}
+		for _, c := range calls {
+			for _, r := range refused {
+				q := c.pre + r.arg + c.post
+				_, err := e.Exec(ctx, q)
+				se, ok := sqlerr.As(err)
+				if !ok || se.Code != sqlerr.DatatypeMismatch || se.Pos.Offset != len(c.pre) ||
+					!strings.Contains(se.Msg, "must be a number") || !strings.Contains(strings.ToUpper(se.Msg), r.typ) {
+					t.Errorf("%s: want a 42804 at the argument naming %s, got %v", q, r.typ, err)
+					continue
+				}
+				if r.fix == "" {
+					continue
+				}
+				if !strings.Contains(se.Hint, r.fix) {
+					t.Errorf("%s: hint %q does not say %s", q, se.Hint, r.fix)
+				}
+				if _, err := e.Exec(ctx, c.pre+r.fix+c.post); err != nil {
+					t.Errorf("the hint's query fails: %s\n%s", c.pre+r.fix+c.post, sqlerr.Render(err, c.pre+r.fix+c.post))
+				}
+			}
+		}
+		if d == backend.DuckDB {
+			// The hint for dates on DuckDB: days since a date.
+			q := anon + "ANON_SUM(date_diff('day', DATE '2000-01-01', day) CLAMPED BETWEEN 0 AND 10) FROM visits"
+			if _, err := e.Exec(ctx, q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		} else {
+			q := anon + "ANON_SUM((day - DATE '2000-01-01') CLAMPED BETWEEN 0 AND 10) FROM visits"
+			if _, err := e.Exec(ctx, q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		}
+		for _, ok := range []string{"pages", "amount", "pages + amount", "CASE WHEN ok THEN pages ELSE amount END", "abs(pages - 2)", "CAST(page AS DOUBLE)"} {
+			q := anon + "ANON_SUM(" + ok + " CLAMPED BETWEEN 0 AND 10), ANON_COUNT(page), ANON_COUNT(day) FROM visits"
+			if _, err := e.Exec(ctx, q); err != nil {
+				t.Errorf("%s: %s", q, sqlerr.Render(err, q))
+			}
+		}
+		// The literal NULL is refused by the analyzer (PostgreSQL cannot type it).
+		q := anon + "ANON_SUM(NULL CLAMPED BETWEEN 0 AND 10) FROM visits"
+		if _, err := e.Exec(ctx, q); err == nil || !strings.Contains(err.Error(), "literal NULL") {
+			t.Errorf("%s: %v", q, err)
+		}
+	})
+}
+
+// A refused argument type costs nothing and reads no row: the refusal comes before the
+// charge and from a query wrapped in LIMIT 0.
+func TestArgTypeRefusalIsFree(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		e, b := typesEnv(t, d)
+		ctx := context.Background()
+		before, err := store.NewLedgerStore(b).Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, arg := range []string{"page", "day", "ok", "dur", "ts"} {
+			if _, err := e.Exec(ctx, "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_AVG("+arg+" CLAMPED BETWEEN 0 AND 10) FROM visits"); err == nil {
+				t.Errorf("ANON_AVG(%s) ran", arg)
+			}
+		}
+		after, err := store.NewLedgerStore(b).Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Spent != before.Spent {
+			t.Errorf("refused queries were charged: spent %v then %v", before.Spent, after.Spent)
+		}
+	})
+}
+
+// An explicit CAST of text to a number is total over private data: a value that is not a
+// number becomes NULL, is not aggregated, and never makes the query fail (docs/sql.md,
+// "Types"). With noiseless mechanisms the sum is that of the numeric values only.
+func TestExplicitCastOfText(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		e, _ := typesEnv(t, d)
+		q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(CAST(page AS DOUBLE) CLAMPED BETWEEN 0 AND 10) AS s, ANON_COUNT(CAST(page AS INTEGER) CLAMPED BETWEEN 0 AND 1) AS n FROM visits"
+		res, err := e.Exec(context.Background(), q)
+		if err != nil {
+			t.Fatal(sqlerr.Render(err, q))
+		}
+		want := 0
+		for i := 0; i < 200; i += 2 {
+			want += i % 7
+		}
+		row := res[0].Rows[0]
+		if s, ok := row[0].(float64); !ok || s != float64(want) {
+			t.Errorf("sum %v (%T), want %d (the numeric texts only)", row[0], row[0], want)
+		}
+		if n := fmt.Sprint(row[1]); n != "100" {
+			t.Errorf("count of numeric texts %v, want 100", n)
+		}
+	})
+}
+
+// The type check depends on the schema, never on the data: a text column holding only
+// numbers, or numbers and one word, is refused the same way; its explicit CAST runs on both.
+func TestArgTypeCheckIgnoresData(t *testing.T) {
+	ctx := context.Background()
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		outcome := func(word string) []string {
+			b := ownerBackend(t, d)
+			owner, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: testmode.Noiseless{}, Owner: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := owner.Exec(ctx, `CREATE TABLE r AS SELECT * FROM (VALUES (1, '3'), (2, '4'), (3, '`+word+`')) AS t(uid, v);
+				CREATE VIEW p OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM r;
+				SET BUDGET OPTIONS(epsilon=10, delta=1e-3)`); err != nil {
+				t.Fatal(err)
+			}
+			if err := owner.BecomeAnalyst(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: testmode.Noiseless{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, arg := range []string{"v", "CAST(v AS DOUBLE)", "CAST(v AS INTEGER) + 1"} {
+				q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(" + arg + " CLAMPED BETWEEN 0 AND 10) FROM p"
+				_, err := e.Exec(ctx, q)
+				out = append(out, fmt.Sprint(err))
+			}
+			return out
+		}
+		numbers, word := outcome("5"), outcome("five")
+		if fmt.Sprint(numbers) != fmt.Sprint(word) {
+			t.Errorf("outcomes depend on one row's value:\n%q\n%q", numbers, word)
+		}
+		if !strings.Contains(numbers[0], "must be a number") || numbers[1] != "<nil>" || numbers[2] != "<nil>" {
+			t.Errorf("outcomes %q", numbers)
+		}
+	})
+}

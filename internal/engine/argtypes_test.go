@@ -221,3 +221,50 @@ func TestArgTypeCheckIgnoresData(t *testing.T) {
 		}
 	})
 }
+
+// Columns named by words the database reserves but dpsql's parser does not (at on DuckDB;
+// user and current_date on PostgreSQL) work unquoted in public and anonymized queries, in
+// any case: the generated SQL quotes them in the spelling that names the same column.
+func TestReservedColumnNames(t *testing.T) {
+	ctx := context.Background()
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		b := ownerBackend(t, d)
+		owner, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: testmode.Noiseless{}, Owner: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := owner.Exec(ctx, `CREATE TABLE raw AS SELECT * FROM (VALUES (1, 2, 'a', 5), (2, 2, 'b', 6), (3, 3, 'a', 7)) AS t(uid, "at", "user", "offset");
+			CREATE VIEW p OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM raw;
+			CREATE TABLE pub OPTIONS(public=true) AS SELECT * FROM (VALUES (2, 'x'), (3, 'y')) AS t("at", "current_date");
+			SET BUDGET UNLIMITED`); err != nil {
+			t.Fatal(err)
+		}
+		if err := owner.BecomeAnalyst(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: testmode.Noiseless{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct{ q, want string }{
+			{"SELECT at, current_date FROM pub ORDER BY at", "[[2 x] [3 y]]"},
+			{"SELECT AT AS At FROM pub WHERE at > 2", "[[3]]"},
+			{"SELECT p.at FROM pub AS p ORDER BY 1", "[[2] [3]]"},
+			// Functions PostgreSQL's grammar reserves stay unquoted (quoted, they are no function).
+			{"SELECT coalesce(at, 0), greatest(at, 1), least(at, 9), ifnull(at, 0), nullif(at, 3), substring(current_date, 1, 1) FROM pub ORDER BY 1", "[[2 2 2 2 2 x] [3 3 3 3 <nil> y]]"},
+			{"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, kappa=1, k_threshold=1) at, user, ANON_COUNT(*) AS n, ANON_SUM(\"offset\" CLAMPED BETWEEN 0 AND 10) AS s FROM p GROUP BY at, user ORDER BY at, user",
+				"[[2 a 1 5] [2 b 1 6] [3 a 1 7]]"},
+			{"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, kappa=1, k_threshold=1) x.AT, ANON_COUNT(*) AS n FROM p AS x JOIN pub USING (at) GROUP BY x.AT ORDER BY 1",
+				"[[2 2] [3 1]]"},
+		} {
+			res, err := e.Exec(ctx, tc.q)
+			if err != nil {
+				t.Errorf("%s\n%s", tc.q, sqlerr.Render(err, tc.q))
+				continue
+			}
+			if got := fmt.Sprint(res[0].Rows); got != tc.want {
+				t.Errorf("%s: %s, want %s", tc.q, got, tc.want)
+			}
+		}
+	})
+}

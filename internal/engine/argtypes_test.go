@@ -15,8 +15,9 @@ import (
 
 // typesEnv is a database of dialect d with a private relation visits(uid, page VARCHAR,
 // pages INTEGER, amount DECIMAL(10,2), ok BOOLEAN, day DATE, ts TIMESTAMP, dur INTERVAL,
-// "at" INTEGER): page holds numbers written as text in some rows only. It returns an
-// analyst's engine and the backend.
+// "at" INTEGER): page holds numbers written as text in some rows only; the raw table
+// visits_raw and secret_things(uid, secret_code) are hidden. It returns an analyst's engine
+// and the backend.
 func typesEnv(t *testing.T, d backend.Dialect) (*engine.Engine, backend.Backend) {
 	t.Helper()
 	ctx := context.Background()
@@ -37,6 +38,7 @@ func typesEnv(t *testing.T, d backend.Dialect) (*engine.Engine, backend.Backend)
 		INTERVAL '1 minute' * (i % 4) AS dur, CAST(i % 3 AS INTEGER) AS "at"
 		FROM `+rows+`;
 		CREATE VIEW visits OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM visits_raw;
+		CREATE TABLE secret_things AS SELECT 1 AS uid, 2 AS secret_code;
 		SET BUDGET OPTIONS(epsilon=1000, delta=0.9)`); err != nil {
 		t.Fatal(err)
 	}
@@ -264,6 +266,90 @@ func TestReservedColumnNames(t *testing.T) {
 			}
 			if got := fmt.Sprint(res[0].Rows); got != tc.want {
 				t.Errorf("%s: %s, want %s", tc.q, got, tc.want)
+			}
+		}
+	})
+}
+
+// Mistakes get errors that say what is wrong where, and what was probably meant: unknown
+// statements are syntax errors, misspelled functions, columns, relations, options and SHOW
+// statements get a "did you mean" among the names an analyst may see, and an aggregate used
+// inside an expression in a subquery over private data is refused by dpsql, not by the
+// database's binder.
+func TestMistakes(t *testing.T) {
+	const anon = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		e, _ := typesEnv(t, d)
+		for _, tc := range []struct {
+			q, code, at, msg, hint string
+		}{
+			{"SELEC 1", sqlerr.SyntaxError, "SELEC", `syntax error at or near "SELEC"`, "did you mean SELECT?"},
+			{"  explan SELECT 1", sqlerr.SyntaxError, "explan", `syntax error at or near "EXPLAN"`, "did you mean EXPLAIN?"},
+			{"FOO BAR", sqlerr.SyntaxError, "FOO", `syntax error at or near "FOO"`, "analysts run queries"},
+			{"SHOW CHARGES", sqlerr.SyntaxError, "SHOW", "unknown statement SHOW CHARGES", "Analysts can run SHOW BUDGET, SHOW TABLES, SHOW POLICY and SHOW LIMITS"},
+			{"SHOW BUDGETS", sqlerr.SyntaxError, "SHOW", "unknown statement SHOW BUDGETS", "did you mean SHOW BUDGET?"},
+			{"INSERT INTO visits VALUES (1)", sqlerr.InsufficientPrivilege, "INSERT", "only the data owner can run INSERT statements", ""},
+			{anon + "ANON_SUMM(pages CLAMPED BETWEEN 0 AND 1) FROM visits", "", "ANON_SUMM", "function anon_summ is not supported", "did you mean ANON_SUM?"},
+			{anon + "ANON_SUM(lowr(page) CLAMPED BETWEEN 0 AND 1) FROM visits", "", "lowr", "function lowr is not supported", "did you mean lower?"},
+			{anon + "ANON_SUM(pagez CLAMPED BETWEEN 0 AND 1) FROM visits", sqlerr.UndefinedColumn, "pagez", `column "pagez" does not exist`, "did you mean page"},
+			{anon + "ANON_SUM(v.amont CLAMPED BETWEEN 0 AND 1) FROM visits v", sqlerr.UndefinedColumn, "v.amont", `column "amont" does not exist in "v"`, "did you mean amount?"},
+			{anon + "ANON_COUNT(*) FROM visit", sqlerr.UndefinedTable, "visit", `relation "visit" does not exist`, "did you mean visits?"},
+			{"WITH per_user AS (SELECT uid FROM visits) " + anon + "ANON_COUNT(*) FROM per_usr", sqlerr.UndefinedTable, "per_usr", `relation "per_usr" does not exist`, "did you mean per_user?"},
+			{"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kapa=1) ANON_COUNT(*) FROM visits", sqlerr.InvalidParameterValue, "kapa", "unknown anonymization option kapa", "did you mean kappa?"},
+			{anon + "ANON_COUNT(*) AS n FROM (SELECT uid, LEAST(COUNT(*), 12) AS c FROM visits GROUP BY uid)", sqlerr.FeatureNotSupported, "LEAST", "the result of COUNT cannot be used inside an expression", "COUNT(*) AS c"},
+			{"WITH x AS (SELECT uid, SUM(pages) / COUNT(*) AS c FROM visits GROUP BY uid) " + anon + "ANON_COUNT(*) FROM x", sqlerr.FeatureNotSupported, "SUM(pages) /", "the result of SUM cannot be used", ""},
+			{anon + "ANON_SUM(c CLAMPED BETWEEN 0 AND 12) FROM (SELECT uid, CASE WHEN uid > 3 THEN SUM(pages) ELSE MAX(pages) END AS c FROM visits GROUP BY uid)", sqlerr.FeatureNotSupported, "CASE WHEN uid", "the result of SUM cannot be used", ""},
+			{anon + "ANON_COUNT(*) FROM (SELECT uid FROM visits GROUP BY uid HAVING COUNT(*) > 5)", sqlerr.FeatureNotSupported, "COUNT(*) >", "the result of COUNT cannot be used", ""},
+		} {
+			_, err := e.Exec(context.Background(), tc.q)
+			se, ok := sqlerr.As(err)
+			switch {
+			case !ok:
+				t.Errorf("%s: %v", tc.q, err)
+			case tc.code != "" && se.Code != tc.code, se.Pos.Offset != strings.Index(tc.q, tc.at),
+				!strings.Contains(se.Msg, tc.msg), !strings.Contains(se.Hint, tc.hint):
+				t.Errorf("%s: want %s at %q, %q, hint %q; got\n%s", tc.q, tc.code, tc.at, tc.msg, tc.hint, sqlerr.Render(err, tc.q))
+			}
+		}
+		// Aggregates alone or cast stay allowed in per-unit subqueries,
+		// and the computation moves to the enclosing query as the hint says.
+		for _, q := range []string{
+			anon + "ANON_SUM(LEAST(c, 12) CLAMPED BETWEEN 0 AND 12) FROM (SELECT uid, COUNT(*) AS c FROM visits GROUP BY uid)",
+			anon + "ANON_COUNT(*) FROM (SELECT uid, COUNT(*) AS c FROM visits GROUP BY uid) WHERE c > 0",
+			anon + "ANON_SUM(c CLAMPED BETWEEN 0 AND 12) FROM (SELECT uid, CAST(COUNT(*) AS DOUBLE) AS c FROM visits GROUP BY uid)",
+		} {
+			if _, err := e.Exec(context.Background(), q); err != nil {
+				t.Errorf("%s\n%s", q, sqlerr.Render(err, q))
+			}
+		}
+	})
+}
+
+// "Did you mean" suggests only names the analyst may see: never a hidden relation (the raw
+// table under a private view) nor a column of one, however close the misspelling.
+func TestSuggestionsRevealNoHiddenName(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		e, _ := typesEnv(t, d)
+		ctx := context.Background()
+		const anon = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
+		for _, q := range []string{
+			anon + "ANON_COUNT(*) FROM visits_raww",
+			anon + "ANON_COUNT(*) FROM visit_raw",
+			anon + "ANON_COUNT(*) FROM secret_thing",
+			anon + "ANON_SUM(secret_cod CLAMPED BETWEEN 0 AND 1) FROM visits",
+			"SELECT secret_cod FROM secret_things",
+			anon + "ANON_COUNT(*) FROM visits WHERE uid IN (SELECT uid FROM secret_thngs)",
+		} {
+			_, err := e.Exec(ctx, q)
+			if err == nil {
+				t.Errorf("%s ran", q)
+				continue
+			}
+			r := sqlerr.Render(err, q)
+			for _, hidden := range []string{"visits_raw", "secret_things", "secret_code"} {
+				if strings.Contains(r, hidden) && !strings.Contains(q, hidden) {
+					t.Errorf("%s reveals %s:\n%s", q, hidden, r)
+				}
 			}
 		}
 	})

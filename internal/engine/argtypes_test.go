@@ -354,3 +354,46 @@ func TestSuggestionsRevealNoHiddenName(t *testing.T) {
 		}
 	})
 }
+
+// A query dpsql accepts but the database refuses while binding it (before the charge) reaches
+// the analyst in dpsql's words: no prefix of the driver, no name of the SQL dpsql generated
+// (TRY, its helper functions, _dp_ columns), no context line or stack trace; nothing charged.
+func TestDatabaseRefusalsRewritten(t *testing.T) {
+	const anon = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		e, b := typesEnv(t, d)
+		ctx := context.Background()
+		before, err := store.NewLedgerStore(b).Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{
+			anon + "ANON_COUNT(*) FROM visits WHERE lower(pages) = 'a'",
+			anon + "ANON_SUM(EXTRACT(EPOCH FROM day - DATE '2024-01-01' + dur) CLAMPED BETWEEN 0 AND 1) FROM visits",
+			anon + "ANON_COUNT(*) FROM visits WHERE pages + ok > 1",
+		} {
+			_, err := e.Exec(ctx, q)
+			se, ok := sqlerr.As(err)
+			if !ok {
+				t.Errorf("%s: %v", q, err)
+				continue
+			}
+			t.Logf("%s: %s (%s)", q, se.Msg, se.Code)
+			if !strings.HasPrefix(se.Msg, "the database refused this query: ") || se.Hint == "" || se.Pos.Offset != 0 {
+				t.Errorf("%s:\n%s", q, sqlerr.Render(err, q))
+			}
+			for _, internal := range []string{"_dp_", "TRY", "dpsql.", "duckdb", "postgres", "LINE", "Binder Error", "SQLSTATE", "\n"} {
+				if strings.Contains(se.Msg, internal) {
+					t.Errorf("%s: the message shows %q: %s", q, internal, se.Msg)
+				}
+			}
+		}
+		after, err := store.NewLedgerStore(b).Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Spent != before.Spent {
+			t.Errorf("refused queries were charged")
+		}
+	})
+}

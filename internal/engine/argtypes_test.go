@@ -284,7 +284,7 @@ func TestMistakes(t *testing.T) {
 			q, code, at, msg, hint string
 		}{
 			{"SELEC 1", sqlerr.SyntaxError, "SELEC", `syntax error at or near "SELEC"`, "did you mean SELECT?"},
-			{"  explan SELECT 1", sqlerr.SyntaxError, "explan", `syntax error at or near "EXPLAN"`, "did you mean EXPLAIN?"},
+			{"  explan SELECT 1", sqlerr.SyntaxError, "explan", `syntax error at or near "explan"`, "did you mean EXPLAIN?"},
 			{"FOO BAR", sqlerr.SyntaxError, "FOO", `syntax error at or near "FOO"`, "analysts run queries"},
 			{"SHOW CHARGES", sqlerr.SyntaxError, "SHOW", "unknown statement SHOW CHARGES", "Analysts can run SHOW BUDGET, SHOW TABLES, SHOW POLICY and SHOW LIMITS"},
 			{"SHOW BUDGETS", sqlerr.SyntaxError, "SHOW", "unknown statement SHOW BUDGETS", "did you mean SHOW BUDGET?"},

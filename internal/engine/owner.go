@@ -425,7 +425,11 @@ func unknownStatement(s *ast.RawStmt) error {
 		return sqlerr.New(s.Span().Start, sqlerr.SyntaxError, "unknown statement SHOW %s", what).
 			WithHint("%s", strings.TrimSpace(didYouMeanShow(what)+" Analysts can run "+analystShows+"."))
 	}
-	e := sqlerr.New(s.Span().Start, sqlerr.SyntaxError, "syntax error at or near %q", s.Keyword)
+	word := s.Keyword
+	if len(word) <= len(s.Text) && strings.EqualFold(s.Text[:len(word)], word) {
+		word = s.Text[:len(word)] // as written
+	}
+	e := sqlerr.New(s.Span().Start, sqlerr.SyntaxError, "syntax error at or near %q", word)
 	if c := analyzer.Closest(kw, []string{"SELECT", "WITH", "EXPLAIN", "SHOW"}); c != "" {
 		return e.WithHint("did you mean %s? Analysts run queries (SELECT, WITH), EXPLAIN and %s", c, analystShows)
 	}

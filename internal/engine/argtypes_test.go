@@ -125,6 +125,18 @@ func TestArgTypesRefused(t *testing.T) {
 				t.Errorf("%s: %s", q, sqlerr.Render(err, q))
 			}
 		}
+		// Anonymized parts of other queries and reports are checked alike.
+		for _, q := range []string{
+			"SELECT s + 1 FROM (" + anon + "ANON_SUM(page CLAMPED BETWEEN 0 AND 10) AS s FROM visits) AS r",
+			"WITH r AS (" + anon + "ANON_SUM(page CLAMPED BETWEEN 0 AND 10) AS s FROM visits) " + anon + "ANON_COUNT(*) FROM visits JOIN r ON TRUE",
+			anon + "ANON_SUM(page CLAMPED BETWEEN 0 AND 10 WITH REPORT(FORMAT = JSON)) FROM visits",
+		} {
+			_, err := e.Exec(ctx, q)
+			se, ok := sqlerr.As(err)
+			if !ok || se.Code != sqlerr.DatatypeMismatch || se.Pos.Offset != strings.Index(q, "page") {
+				t.Errorf("%s: want a 42804 at page, got %v", q, err)
+			}
+		}
 		// The literal NULL is refused by the analyzer (PostgreSQL cannot type it).
 		q := anon + "ANON_SUM(NULL CLAMPED BETWEEN 0 AND 10) FROM visits"
 		if _, err := e.Exec(ctx, q); err == nil || !strings.Contains(err.Error(), "literal NULL") {

@@ -176,6 +176,12 @@ func (b *anonBuilder) aggregate(f Func, n *ast.FuncCall) (*Aggregate, error) {
 		return nil, sqlerr.New(n.Span().Start, sqlerr.FeatureNotSupported, "DISTINCT is only supported as %s(DISTINCT <privacy unit>)", "ANON_COUNT")
 	}
 	if agg.Arg != nil {
+		if l, ok := unparen(agg.Arg).(*ast.Literal); ok && l.Kind == ast.NullLit && agg.Func != CountValues {
+			// The literal NULL has no type (PostgreSQL cannot bind it as a sum's argument)
+			// and aggregates no value: a mistake, said here rather than by the database.
+			return nil, sqlerr.New(agg.Arg.Span().Start, sqlerr.DatatypeMismatch, "the argument of %s is the literal NULL: it has no type and no value", upper).
+				WithHint("aggregate a numeric column or expression; write CAST(NULL AS DOUBLE) if you really mean no value")
+		}
 		if hasAnyAggregate(agg.Arg, b.q.Options.Syntax) {
 			return nil, sqlerr.New(agg.Arg.Span().Start, sqlerr.GroupingError, "aggregate calls cannot be nested")
 		}

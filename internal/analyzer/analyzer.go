@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/dpsql/dpsql/internal/ast"
@@ -474,6 +475,9 @@ func (a *analyzer) plainSelect(s *ast.Select, e *env, ctx context) (*relInfo, er
 			"SELECT DISTINCT over private data must keep the privacy unit in its output", "")
 	}
 	hasAgg := s.GroupBy != nil || a.hasAggregate(s)
+	if err := aggregateInExpression(s); err != nil {
+		return nil, err
+	}
 	if hasAgg {
 		if s.GroupBy != nil && s.GroupBy.Kind != "" {
 			return nil, sqlerr.Privacy(s.GroupBy.Span().Start, RuleGroupingSets,
@@ -733,6 +737,9 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 			"%s can only be used in the SELECT list of a query WITH ANONYMIZATION", strings.ToUpper(name))
 	}
 	if n.Clamped != nil || len(n.NamedArgs) > 0 || n.Report != nil {
+		if kind == unknownFunc && !publicOnlyFuncs[strings.ToLower(name)] {
+			return unknownFunction(n) // a misspelled ANON_SUM(x CLAMPED BETWEEN ...)
+		}
 		return sqlerr.New(n.Span().Start, sqlerr.SyntaxError,
 			"CLAMPED BETWEEN, WITH REPORT and named arguments are only for anonymized aggregates")
 	}
@@ -817,9 +824,30 @@ func formatString(n *ast.FuncCall) error {
 }
 
 func unknownFunction(n *ast.FuncCall) error {
+	name := lastName(n.Name)
 	return sqlerr.Privacy(n.Span().Start, RuleUnknownFunction,
-		fmt.Sprintf("function %s is not supported", strings.ToLower(lastName(n.Name))),
-		"dpsql accepts common math, string, date and conditional functions; see docs/sql.md for the list")
+		fmt.Sprintf("function %s is not supported", strings.ToLower(name)),
+		withSuggestion(didYouMean(name, functionNames()),
+			"dpsql accepts common math, string, date and conditional functions; see docs/sql.md for the list"))
+}
+
+// functionNames are the functions dpsql accepts, the candidates of "did you mean": the
+// anonymized aggregates in upper case, as the documentation spells them, the others in
+// lower case.
+func functionNames() []string {
+	var out []string
+	for _, m := range []map[string]Func{anonFuncs, dpFuncs} {
+		for f := range m {
+			out = append(out, strings.ToUpper(f))
+		}
+	}
+	for _, m := range []map[string]bool{scalarFuncs, aggregateFuncs, windowFuncs, publicOnlyFuncs} {
+		for f := range m {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out) // one answer for ties, whatever the maps' order
+	return out
 }
 
 // exprSubquery checks an expression subquery: it may read public relations only.
@@ -832,4 +860,62 @@ func (a *analyzer) exprSubquery(q *ast.Query, sc *scope, e *env) error {
 		se.Hint = "join the private relation in FROM (on its privacy unit) instead of using a subquery"
 	}
 	return err
+}
+
+// aggregateInExpression refuses, in a SELECT over private data, a plain aggregate whose
+// result is used inside an expression (LEAST(COUNT(*), 12), SUM(x) / COUNT(*), HAVING
+// COUNT(*) > 5). Over private data every fallible expression is evaluated in its total form
+// (on DuckDB inside TRY, which cannot hold an aggregate), so the database would refuse the
+// query; the same computation written over the subquery's output in the enclosing query is
+// total, and the hint says how. Aggregates as whole select items, with any argument, are fine.
+func aggregateInExpression(s *ast.Select) error {
+	check := func(x ast.Expr) error {
+		if x == nil {
+			return nil
+		}
+		// The nodes an aggregate is inside; it may be inside only those printed without a
+		// guard (parentheses, casts, AND, OR). Not CASE: DuckDB fails while running some
+		// CASE expressions over aggregates whose conditions are guarded, after the charge.
+		var stack []ast.Node
+		var found *ast.FuncCall
+		ast.Inspect(x, func(n ast.Node) bool {
+			if n == nil {
+				stack = stack[:len(stack)-1]
+				return true
+			}
+			if c, ok := n.(*ast.FuncCall); ok && c.Over == nil && IsAggregate(lastName(c.Name)) && found == nil {
+				for _, up := range stack {
+					switch up := up.(type) {
+					case *ast.Paren, *ast.Cast:
+						continue
+					case *ast.Binary:
+						if up.Op == "AND" || up.Op == "OR" {
+							continue
+						}
+					}
+					found = c
+					break
+				}
+				return false // its arguments cannot hold aggregates (refused as nested)
+			}
+			if _, ok := n.(*ast.Query); ok || found != nil {
+				return false
+			}
+			stack = append(stack, n)
+			return true
+		})
+		if found == nil {
+			return nil
+		}
+		name := strings.ToUpper(lastName(found.Name))
+		return sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported,
+			"the result of %s cannot be used inside an expression in a subquery over private data", name).
+			WithHint("select the aggregate alone in the subquery (%s AS c, with the privacy unit and GROUP BY it) and compute with c in the enclosing query, e.g. ANON_SUM(LEAST(c, 12) CLAMPED BETWEEN 0 AND 12) or WHERE c > 5", ast.Format(found))
+	}
+	for _, it := range s.Items {
+		if err := check(it.Expr); err != nil {
+			return err
+		}
+	}
+	return check(s.Having)
 }

@@ -145,3 +145,54 @@ func TestDescription(t *testing.T) {
 		t.Errorf("post-processing expression %s", got)
 	}
 }
+
+// "Did you mean" suggests names an analyst may see (relations declared private or public,
+// CTEs, columns in scope, functions, options) and never a hidden relation or its columns.
+func TestSuggestions(t *testing.T) {
+	const anon = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
+	for _, tc := range []struct{ src, hint string }{
+		{anon + "ANON_COUNT(*) FROM professor", "did you mean professors?"},
+		{anon + "ANON_COUNT(*) FROM raw_secret", ""},
+		{anon + "ANON_COUNT(*) FROM raw_secretz", ""},
+		{anon + "ANON_SUM(quantiti CLAMPED BETWEEN 0 AND 1) FROM professors", "did you mean quantity?"},
+		{anon + "ANON_SUM(p.quantiti CLAMPED BETWEEN 0 AND 1) FROM professors p", "did you mean quantity?"},
+		{anon + "ANON_SUM(categry CLAMPED BETWEEN 0 AND 1) FROM professors", ""}, // items.category is not in scope
+		{anon + "ANON_SUMM(quantity CLAMPED BETWEEN 0 AND 1) FROM professors", "did you mean ANON_SUM?"},
+		{anon + "ANON_AVERAGE(quantity CLAMPED BETWEEN 0 AND 1) FROM professors", ""},
+		{"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1, epsilom=2) ANON_COUNT(*) FROM professors", "did you mean epsilon?"},
+		{"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1, delta=1e-5, max_group_contributed=1, privacy_unit_column=id) COUNT(*) FROM professors", "did you mean max_groups_contributed?"},
+	} {
+		_, err := analyze(tc.src)
+		se, ok := sqlerr.As(err)
+		if !ok {
+			t.Errorf("%s: %v", tc.src, err)
+			continue
+		}
+		if strings.Contains(se.Hint, "raw_secrets") || strings.Contains(se.Hint, "category") {
+			t.Errorf("%s: the hint names what the analyst may not see or did not name: %s", tc.src, se.Hint)
+		}
+		if got := strings.Contains(se.Hint, "did you mean"); got != (tc.hint != "") || !strings.Contains(se.Hint, tc.hint) {
+			t.Errorf("%s: hint %q, want %q", tc.src, se.Hint, tc.hint)
+		}
+	}
+}
+
+func TestClosest(t *testing.T) {
+	for _, tc := range []struct {
+		word  string
+		cands []string
+		want  string
+	}{
+		{"pag", []string{"page", "pages"}, "page"},
+		{"SELEC", []string{"SELECT", "WITH"}, "SELECT"},
+		{"slect", []string{"SELECT"}, "SELECT"},
+		{"ab", []string{"xy"}, ""},
+		{"page", []string{"page"}, ""},    // the same name is no suggestion
+		{"uid2", []string{"_dp_uid"}, ""}, // generated names never
+		{"epsilon_per_group", []string{"epsilon"}, ""},
+	} {
+		if got := analyzer.Closest(tc.word, tc.cands); got != tc.want {
+			t.Errorf("Closest(%q, %q) = %q, want %q", tc.word, tc.cands, got, tc.want)
+		}
+	}
+}

@@ -214,7 +214,8 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 	if !ok {
 		return nil, sqlerr.New(t.Span().Start, sqlerr.UndefinedTable,
 			"relation %q does not exist or is not available to analysts", name).
-			WithHint("analysts can read the relations the data owner declared private or public; SHOW TABLES lists them")
+			WithHint("%s", withSuggestion(didYouMean(name, a.relationNames(e)),
+				"analysts can read the relations the data owner declared private or public; SHOW TABLES lists them"))
 	}
 	if rel.Kind == catalog.Private && ctx == ctxPublicOnly {
 		return nil, rawPrivateError(t.Span().Start, rel.Name)
@@ -474,6 +475,23 @@ func exactName(name string, written []*ast.Ident) []*ast.Ident {
 			id.SetSpan(written[j].Span())
 		}
 		out[i] = id
+	}
+	return out
+}
+
+// relationNames are the names an analyst may read in FROM: the catalog's private and public
+// relations (never a hidden one) and the CTEs in scope, the candidates of "did you mean".
+func (a *analyzer) relationNames(e *env) []string {
+	var out []string
+	for _, r := range a.cat.Relations() {
+		if r.Kind != catalog.Hidden {
+			out = append(out, r.Name)
+		}
+	}
+	for x := e; x != nil; x = x.outer {
+		for _, id := range x.cteNames {
+			out = append(out, id.Name)
+		}
 	}
 	return out
 }

@@ -125,7 +125,8 @@ func parseOptions(c *ast.AnonClause) (Options, *ast.Ident, error) {
 			}
 		default:
 			err = sqlerr.New(opt.Span().Start, sqlerr.InvalidParameterValue, "unknown anonymization option %s", opt.Name.Name).WithHint(
-				"known options: epsilon, delta, k_threshold, kappa (max_groups_contributed), max_rows_contributed, privacy_unit_column, group_selection_strategy, group_selection_epsilon, min_privacy_units_per_group, noise_kind, group_selection, confidence_level")
+				"%s", withSuggestion(didYouMean(opt.Name.Name, optionNames),
+					"known options: epsilon, delta, k_threshold, kappa (max_groups_contributed), max_rows_contributed, privacy_unit_column, group_selection_strategy, group_selection_epsilon, min_privacy_units_per_group, noise_kind, group_selection, confidence_level"))
 		}
 		if err != nil {
 			return o, nil, err
@@ -343,3 +344,8 @@ func constNumber(x ast.Expr) (float64, error) {
 	}
 	return 0, fmt.Errorf("not a constant number")
 }
+
+// optionNames are the anonymization options, the candidates of "did you mean".
+var optionNames = []string{"epsilon", "delta", "k_threshold", "kappa", "max_groups_contributed",
+	"max_rows_contributed", "privacy_unit_column", "group_selection_strategy", "group_selection_epsilon",
+	"min_privacy_units_per_group", "noise_kind", "noise", "group_selection", "partition_selection", "confidence_level"}

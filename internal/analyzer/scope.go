@@ -85,7 +85,23 @@ func (s *scope) resolve(c *ast.ColumnRef) (ref, error) {
 		}
 		outer = true
 	}
-	return ref{}, sqlerr.New(c.Span().Start, sqlerr.UndefinedColumn, "column %q does not exist", ast.Format(c))
+	e := sqlerr.New(c.Span().Start, sqlerr.UndefinedColumn, "column %q does not exist", ast.Format(c))
+	if h := didYouMean(c.Parts[len(c.Parts)-1].Name, s.columnNames()); h != "" {
+		e = e.WithHint("%s", h)
+	}
+	return ref{}, e
+}
+
+// columnNames are the names of the columns visible in s and its enclosing scopes: the
+// columns of relations the query may read, the candidates of "did you mean".
+func (s *scope) columnNames() []string {
+	var out []string
+	for sc := s; sc != nil; sc = sc.outer {
+		for _, it := range sc.items {
+			out = append(out, it.cols...)
+		}
+	}
+	return out
 }
 
 func (s *scope) resolveHere(c *ast.ColumnRef) (ref, bool, error) {
@@ -123,8 +139,12 @@ func (s *scope) resolveHere(c *ast.ColumnRef) (ref, bool, error) {
 				if col, ok := it.hasCol(parts[len(parts)-1].Name); ok {
 					return ref{item: it, col: col}, true, nil
 				}
-				return ref{}, false, sqlerr.New(c.Span().Start, sqlerr.UndefinedColumn,
+				e := sqlerr.New(c.Span().Start, sqlerr.UndefinedColumn,
 					"column %q does not exist in %q", parts[len(parts)-1].Name, it.qual)
+				if h := didYouMean(parts[len(parts)-1].Name, it.cols); h != "" {
+					e = e.WithHint("%s", h)
+				}
+				return ref{}, false, e
 			}
 		}
 		return ref{}, false, nil

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -325,7 +326,82 @@ func (e *Engine) dbError(ctx context.Context, err error, st ast.Stmt) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return &sqlerr.Error{Code: sqlerr.QueryCanceled, Pos: st.Span().Start, Msg: "canceling statement due to statement timeout", Cause: err}
 	}
+	if !e.o.Owner {
+		return analystDBError(err, st)
+	}
 	return &sqlerr.Error{Code: sqlerr.DataException, Pos: st.Span().Start, Msg: err.Error(), Cause: err}
+}
+
+// analystDBError rewrites, for an analyst, an error the database returned that dpsql did not
+// turn into its own: a query dpsql accepted that the database refused while binding it (a
+// LIMIT 0 check, before any charge), or an error of a query over public relations. Errors
+// after the charge never come here (they are the uniform failedAfterData). The database's
+// text names the SQL dpsql generated (its total-form helpers, TRY, _dp_ columns, its stack
+// traces and context lines), so the analyst gets dpsql's words, the database's first line
+// cleaned of those names, its SQLSTATE where it has one, and what to do.
+func analystDBError(err error, st ast.Stmt) error {
+	code := sqlerr.DataException
+	var coded interface{ SQLState() string }
+	if errors.As(err, &coded) && len(coded.SQLState()) == 5 {
+		code = coded.SQLState()
+	}
+	msg := cleanDBMessage(err.Error())
+	if code == sqlerr.DataException && isBindError(err.Error()) {
+		code = "42000" // syntax error or access rule violation: refused while binding
+	}
+	return &sqlerr.Error{Code: code, Pos: st.Span().Start, Cause: err,
+		Msg: "the database refused this query: " + msg,
+		Hint: "dpsql's checks passed but the database could not run the query as written (nothing was charged if it was anonymized); " +
+			"this is most often a type mismatch between operands or arguments: CAST one side explicitly. If the query looks right, please report it"}
+}
+
+// dbPrefixes are the prefixes the backends and databases put before an error's own text.
+var dbPrefixes = regexp.MustCompile(`^(?:(?:duckdb|postgres|postgres: query|query)\s*:\s*|ERROR:\s*|[A-Z][A-Za-z ]* Error:\s*)+`)
+
+// dbInternals are the names of dpsql's generated SQL that a database message may quote.
+var dbInternals = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`\bdpsql\.op_add\b`), "operator +"},
+	{regexp.MustCompile(`\bdpsql\.op_sub\b`), "operator -"},
+	{regexp.MustCompile(`\bdpsql\.op_mul\b`), "operator *"},
+	{regexp.MustCompile(`\bdpsql\.op_div\b`), "operator /"},
+	{regexp.MustCompile(`\bdpsql\.op_mod\b`), "operator %"},
+	{regexp.MustCompile(`\bdpsql\.op_neg\b`), "operator -"},
+	{regexp.MustCompile(`\bdpsql\.op_i?like\b`), "LIKE"},
+	{regexp.MustCompile(`\bdpsql\.cast_\w+`), "CAST"},
+	{regexp.MustCompile(`\bdpsql\.(\w+)`), "$1"},
+	{regexp.MustCompile(`\bfunction (operator|CAST|LIKE)\b`), "$1"},
+	{regexp.MustCompile(`\b_dp_\w+`), "(generated)"},
+	{regexp.MustCompile(`\s*\(SQLSTATE [0-9A-Z]{5}\)`), ""},
+}
+
+// cleanDBMessage is the first line of a database error without its prefixes and with the
+// names of dpsql's generated SQL replaced by what the analyst wrote.
+func cleanDBMessage(m string) string {
+	if i := strings.IndexByte(m, '\n'); i >= 0 {
+		m = m[:i]
+	}
+	m = strings.TrimSpace(dbPrefixes.ReplaceAllString(strings.TrimSpace(m), ""))
+	for _, r := range dbInternals {
+		m = r.re.ReplaceAllString(m, r.with)
+	}
+	if m == "" {
+		m = "no reason given"
+	}
+	return m
+}
+
+// isBindError reports whether a DuckDB message is one of its errors of binding or parsing
+// (decided from the query and the schema, before any row is read).
+func isBindError(m string) bool {
+	for _, kind := range []string{"Binder Error", "Parser Error", "Catalog Error", "Not implemented Error"} {
+		if strings.Contains(m, kind) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) stmt(ctx context.Context, st ast.Stmt, text string) (*Result, error) {

@@ -287,6 +287,9 @@ func (e *Engine) show(ctx context.Context, s *ast.ShowStmt) (*Result, error) {
 var changesCatalog = map[string]bool{"CREATE": true, "ALTER": true, "DROP": true, "ATTACH": true, "DETACH": true, "IMPORT": true}
 
 func (e *Engine) raw(ctx context.Context, s *ast.RawStmt) (*Result, error) {
+	if !e.o.Owner && !sqlStatements[strings.ToUpper(s.Keyword)] {
+		return nil, unknownStatement(s)
+	}
 	if err := e.needOwner(s, s.Keyword+" statements"); err != nil {
 		return nil, err
 	}
@@ -386,4 +389,57 @@ func (e *Engine) alterColumn(ctx context.Context, s *ast.AlterOptionsStmt) (*Res
 		return nil, err
 	}
 	return &Result{Tag: "ALTER " + s.Kind}, nil
+}
+
+// sqlStatements are the first words of the SQL statements DuckDB and PostgreSQL run that
+// dpsql does not parse itself: an analyst who writes one is told that only the data owner
+// can run it; any other first word is a syntax error (a misspelling like SELEC).
+var sqlStatements = map[string]bool{
+	"ABORT": true, "ALTER": true, "ANALYZE": true, "ATTACH": true, "BEGIN": true, "CALL": true,
+	"CHECKPOINT": true, "CLOSE": true, "CLUSTER": true, "COMMENT": true, "COMMIT": true,
+	"COPY": true, "CREATE": true, "DEALLOCATE": true, "DECLARE": true, "DELETE": true,
+	"DESCRIBE": true, "DETACH": true, "DISCARD": true, "DO": true, "DROP": true, "END": true,
+	"EXECUTE": true, "EXPORT": true, "FETCH": true, "FORCE": true, "FROM": true, "GRANT": true,
+	"IMPORT": true, "INSERT": true, "INSTALL": true, "LISTEN": true, "LOAD": true, "LOCK": true,
+	"MERGE": true, "MOVE": true, "NOTIFY": true, "PIVOT": true, "PRAGMA": true, "PREPARE": true,
+	"REASSIGN": true, "REFRESH": true, "REINDEX": true, "RELEASE": true, "RESET": true,
+	"REVOKE": true, "ROLLBACK": true, "SAVEPOINT": true, "SECURITY": true, "SELECT": true,
+	"SET": true, "START": true, "SUMMARIZE": true, "TABLE": true, "TRUNCATE": true,
+	"UNLISTEN": true, "UNPIVOT": true, "UPDATE": true, "UPSERT": true, "USE": true,
+	"VACUUM": true, "VALUES": true, "WITH": true,
+}
+
+// analystShows are the SHOW statements an analyst can run.
+const analystShows = "SHOW BUDGET, SHOW TABLES, SHOW POLICY and SHOW LIMITS"
+
+// unknownStatement is an analyst's error for a statement that is neither dpsql's nor SQL's:
+// a syntax error at its first word, with the statement it most likely meant. SHOW of
+// something dpsql does not show lists the SHOW statements an analyst can run.
+func unknownStatement(s *ast.RawStmt) error {
+	kw := strings.ToUpper(s.Keyword)
+	if kw == "SHOW" {
+		what := ""
+		if f := strings.Fields(s.Text[len(s.Keyword):]); len(f) > 0 {
+			what = strings.ToUpper(strings.TrimRight(f[0], ";"))
+		}
+		return sqlerr.New(s.Span().Start, sqlerr.SyntaxError, "unknown statement SHOW %s", what).
+			WithHint("%s", strings.TrimSpace(didYouMeanShow(what)+" Analysts can run "+analystShows+"."))
+	}
+	word := s.Keyword
+	if len(word) <= len(s.Text) && strings.EqualFold(s.Text[:len(word)], word) {
+		word = s.Text[:len(word)] // as written
+	}
+	e := sqlerr.New(s.Span().Start, sqlerr.SyntaxError, "syntax error at or near %q", word)
+	if c := analyzer.Closest(kw, []string{"SELECT", "WITH", "EXPLAIN", "SHOW"}); c != "" {
+		return e.WithHint("did you mean %s? Analysts run queries (SELECT, WITH), EXPLAIN and %s", c, analystShows)
+	}
+	return e.WithHint("analysts run queries (SELECT, WITH), EXPLAIN and %s", analystShows)
+}
+
+// didYouMeanShow suggests the analyst's SHOW statement nearest to SHOW what.
+func didYouMeanShow(what string) string {
+	if c := analyzer.Closest(what, []string{"BUDGET", "TABLES", "POLICY", "LIMITS"}); c != "" {
+		return "did you mean SHOW " + c + "?"
+	}
+	return ""
 }

@@ -365,6 +365,9 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 		return err
 	}
 	nk := len(pr.Plan.Query.Keys)
+	if err := checkArgTypes(pr.Plan.Query, probe.Types[nk:], pr.dialect); err != nil {
+		return err
+	}
 	pr.Plan.ValueTypes = append([]string(nil), probe.Types[nk:nk+len(pr.Plan.Aggregates)]...)
 	if err := pr.setKeyTypes(probe.Types[:nk]); err != nil {
 		return err

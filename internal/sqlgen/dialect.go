@@ -41,8 +41,13 @@ func printer(d backend.Dialect) *ast.Printer {
 // basePrinter returns a Printer that spells trees for dialect d, without the size guards.
 func basePrinter(d backend.Dialect) *ast.Printer {
 	p := &ast.Printer{}
+	// Function names are printed as written: PostgreSQL reserves coalesce, greatest, least
+	// and others as words of its grammar, where a quoted name would be no function.
+	fnIdents := map[*ast.Ident]bool{}
 	p.Hook = func(p *ast.Printer, n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.Ident:
+			return !fnIdents[n] && printIdent(p, d, n)
 		case *ast.TypeName:
 			if t, ok := typeNames[d][strings.ToUpper(n.Name)]; ok && len(n.Args) == 0 {
 				p.WriteString(t)
@@ -100,6 +105,9 @@ func basePrinter(d backend.Dialect) *ast.Printer {
 			printFieldAccess(p, d, n)
 			return true
 		case *ast.FuncCall:
+			for _, id := range n.Name {
+				fnIdents[id] = true
+			}
 			if len(n.Name) != 1 || n.Over != nil {
 				return false
 			}
@@ -138,6 +146,7 @@ func basePrinter(d backend.Dialect) *ast.Printer {
 			if to, ok := funcNames[d][name]; ok {
 				c := *n
 				c.Name = []*ast.Ident{{Name: to}}
+				fnIdents[c.Name[0]] = true
 				p.Default(&c)
 				return true
 			}

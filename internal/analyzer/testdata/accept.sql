@@ -71,3 +71,7 @@ SELECT printf('%.2f', price) AS p, format('{} costs {:.2f}', item, price) AS f F
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(s CLAMPED BETWEEN 0 AND 10) FROM (SELECT id, sum(quantity) AS s, max(item) AS m FROM professors GROUP BY id) t
 ----
 SELECT string_agg(CAST(item AS VARCHAR), ',') AS s, stddev(price) AS d FROM items
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(LEAST(c, 12) CLAMPED BETWEEN 0 AND 12) FROM (SELECT id, CAST(count(*) AS DOUBLE) AS c FROM professors GROUP BY id) t WHERE c > 2
+----
+SELECT item, LEAST(count(*), 12) AS c, sum(price) / count(*) AS m FROM items GROUP BY item HAVING count(*) > 1

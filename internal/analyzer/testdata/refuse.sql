@@ -228,3 +228,16 @@ FROM (SELECT id, /*ERROR allowed-functions-only*/string_agg(CAST(item AS VARCHAR
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*)
 FROM (SELECT id, /*ERROR allowed-functions-only*/stddev(quantity) AS s FROM professors GROUP BY id) t
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*)
+FROM (SELECT id, /*ERROR 0A000*/LEAST(count(*), 12) AS c FROM professors GROUP BY id) t
+----
+WITH per AS (SELECT id, /*ERROR 0A000*/sum(quantity) / count(*) AS m FROM professors GROUP BY id)
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(m CLAMPED BETWEEN 0 AND 1) FROM per
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*)
+FROM (SELECT id FROM professors GROUP BY id HAVING /*ERROR 0A000*/count(*) > 2) t
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(/*ERROR 42804*/NULL CLAMPED BETWEEN 0 AND 1) FROM professors
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) /*ERROR allowed-functions-only*/ANON_SUMM(quantity CLAMPED BETWEEN 0 AND 1) FROM professors

@@ -50,9 +50,12 @@ type flags struct {
 	timeout     time.Duration // 0: the default; negative: no limit (--timeout 0)
 	memoryLimit string
 	quiet       bool
-	params      []any // --parameter values, as sql.NamedArg
-	help        bool
-	version     bool
+	// onErrorStop is -v ON_ERROR_STOP=on; fullPrecision is --full-precision.
+	onErrorStop   bool
+	fullPrecision bool
+	params        []any // --parameter values, as sql.NamedArg
+	help          bool
+	version       bool
 }
 
 // option describes one flag: its long name, its one-letter short name (0 for none) and
@@ -127,10 +130,41 @@ func options() []option {
 			f.params = append(f.params, p)
 			return nil
 		}},
+		{long: "set", short: 'v', hasValue: true, set: setFlag},
+		{long: "variable", hasValue: true, set: setFlag},
+		{long: "full-precision", set: func(f *flags, _ string) error { f.fullPrecision = true; return nil }},
 		{long: "quiet", short: 'q', set: func(f *flags, _ string) error { f.quiet = true; return nil }},
 		{long: "help", short: 'h', set: func(f *flags, _ string) error { f.help = true; return nil }},
 		{long: "version", set: func(f *flags, _ string) error { f.version = true; return nil }},
 	}
+}
+
+// setFlag is -v NAME=VALUE (also --set and --variable, as psql): the variables \set sets.
+func setFlag(f *flags, v string) error {
+	name, value, _ := strings.Cut(v, "=")
+	on, err := setVariable(name, value)
+	if err != nil {
+		return usagef("-v %s: %v", v, err)
+	}
+	f.onErrorStop = on
+	return nil
+}
+
+// setVariable checks a psql variable assignment and returns its value. dpsql knows one
+// variable, ON_ERROR_STOP (psql's boolean: on, off, true, false, yes, no, 1, 0, and the
+// empty value for on); others are refused rather than ignored, since dpsql does not
+// substitute :variables into statements.
+func setVariable(name, value string) (bool, error) {
+	if name != "ON_ERROR_STOP" {
+		return false, fmt.Errorf("unknown variable %q: dpsql knows ON_ERROR_STOP only (query parameters are -p NAME:TYPE:VALUE)", name)
+	}
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "", "on", "true", "yes", "1":
+		return true, nil
+	case "off", "false", "no", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("unrecognized value %q for ON_ERROR_STOP: want on or off", value)
 }
 
 // parseParameter reads --parameter's NAME:TYPE:VALUE (BigQuery's bq query --parameter): the

@@ -185,7 +185,7 @@ func TestRunUsage(t *testing.T) {
 	}
 
 	r = runWith(t, newFake(), "", "--help")
-	if r.err != nil || !strings.Contains(r.stdout, "Examples:") || r.opened {
+	if r.err != nil || !strings.Contains(r.stdout, "\nExamples") || r.opened {
 		t.Errorf("--help: err = %v, stdout = %q", r.err, r.stdout)
 	}
 	r = runWith(t, newFake(), "", "--version")

@@ -284,7 +284,8 @@ Options:
       --owner             open as the data owner (raw SQL, privacy policies, SET BUDGET)
       --init FILE         run FILE as the owner first, then continue as an analyst;
                           repeatable (with --owner, stay the owner)
-      --format FORMAT     table (default), csv, or json (one array of rows per line)
+      --format FORMAT     table (default; also aligned), unaligned, csv, or json (one
+                          array of rows per line)
       --confidence LEVEL  add confidence interval bounds to noisy columns, e.g. 0.95
       --timeout DURATION  cancel any statement that runs longer, e.g. 30s; 0 for no
                           limit (default: 5m for analysts, none for the owner); an
@@ -298,22 +299,33 @@ Options:
                           (after --init); repeatable. TYPE is INT64, FLOAT64, NUMERIC,
                           BOOL, STRING, DATE or TIMESTAMP; NAME::VALUE is a STRING;
                           VALUE NULL is a NULL of the type. As bq query --parameter.
+  -v, --set ON_ERROR_STOP=on
+                          stop a script at its first failed statement and exit
+                          with status 3 (as psql; also \set ON_ERROR_STOP on)
+      --full-precision    print noisy values with every digit of their float64
+                          (default: the digits their noise leaves meaningful)
   -q, --quiet             do not print notices (budget charged and left, ...) or the
                           prompt's welcome line
   -h, --help              show this help
       --version           print the version
 
 Without -c or -f, dpsql prompts for statements on a terminal (type \? for help) and
-runs standard input as a script otherwise. With -c or -f it stops at the first error
-and exits with status 1; a bad command line exits with status 2.
+runs standard input as a script otherwise. Scripts (-c, -f, standard input) may hold
+backslash commands (\d, \dt, \x, \pset, ...). A failed statement prints its error
+and the script goes on; the command then exits with status 1 (with ON_ERROR_STOP it
+stops there and exits with status 3). A bad command line exits with status 2.
 
-Examples:
-  dpsql --owner shop.duckdb -f setup.sql
+Examples (from the repository's root; SHOW TABLES, \dt and the queries read the
+bundled example shop):
+  dpsql --owner shop.duckdb -f examples/shop/setup.sql
   dpsql shop.duckdb -c "SHOW BUDGET;"
-  dpsql shop.duckdb --format json -c "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5)
+  dpsql shop.duckdb -c '\d purchases'
+  dpsql shop.duckdb --format json -c "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1)
       item, ANON_COUNT(*) AS n FROM purchases GROUP BY item;"
-  dpsql --init example.sql -c "SELECT WITH ANONYMIZATION ..."   # in-memory demo
+  dpsql --init examples/shop/setup.sql -c "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1)
+      ANON_AVG(quantity CLAMPED BETWEEN 0 AND 10) AS avg_q FROM purchases;"   # in-memory
   dpsql shop.duckdb -p lo:INT64:0 -p hi:INT64:100 -c "SELECT WITH ANONYMIZATION
-      OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(quantity CLAMPED BETWEEN @lo AND @hi) FROM purchases;"
-  echo "SHOW TABLES;" | dpsql postgres://analyst@db.example.com/shop
+      OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(quantity CLAMPED BETWEEN @lo AND @hi) AS total FROM purchases;"
+  echo '\dt' | dpsql -v ON_ERROR_STOP=1 shop.duckdb
+  dpsql postgres://analyst@db.example.com/shop   # a PostgreSQL database (docs/postgres.md)
 `

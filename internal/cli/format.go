@@ -193,7 +193,8 @@ const significantDigits = 6
 // noisyTexts prints the finite values of one noisy column: each rounded to a tenth of the
 // noise's standard deviation sd (to the power of ten at or below sd/10), or, when sd is
 // unknown (NaN), to significantDigits digits of the column's largest magnitude; all in
-// plain notation with the same number of decimals, unless the magnitudes need e-notation
+// plain notation (with the same number of decimals when sd is known, without trailing
+// zeros otherwise), unless the magnitudes need e-notation
 // (a largest magnitude of 10^15 or more, or below 10^-4), then all in e-notation. NaN and
 // infinities print as formatFloat does. The rounding depends on released values and public
 // parameters only.
@@ -205,8 +206,9 @@ func noisyTexts(vals []float64, sd float64) []string {
 		}
 	}
 	var exp int // the rounding quantum is 10^exp
+	known := sd > 0 && !math.IsInf(sd, 0)
 	switch {
-	case sd > 0 && !math.IsInf(sd, 0):
+	case known:
 		exp = int(math.Floor(math.Log10(sd / 10)))
 	case maxAbs > 0:
 		exp = int(math.Floor(math.Log10(maxAbs))) - (significantDigits - 1)
@@ -231,10 +233,16 @@ func noisyTexts(vals []float64, sd float64) []string {
 			out[i] = strconv.FormatFloat(v, 'e', digits-1, 64)
 			continue
 		}
-		decimals := max(-exp, 0)
-		q := math.Pow10(max(exp, 0))
-		x := math.Round(v/q) * q
-		s := strconv.FormatFloat(x, 'f', min(decimals, 20), 64)
+		x := v
+		if exp > 0 {
+			q := math.Pow10(exp)
+			x = math.Round(v/q) * q
+		}
+		s := strconv.FormatFloat(x, 'f', min(max(-exp, 0), 20), 64)
+		if !known && strings.Contains(s, ".") {
+			// Significant digits of an unknown noise: trailing zeros would claim more.
+			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+		}
 		if strings.Trim(s, "-0.") == "" {
 			s = strings.TrimPrefix(s, "-") // no "-0.00"
 		}
@@ -245,18 +253,18 @@ func noisyTexts(vals []float64, sd float64) []string {
 
 // ---- text of values (table and CSV) ----
 
-// formatFloat prints f in the shortest form that reads back as the same float64 ('g', -1),
-// except that integral values below 1e21 print without an exponent (1234567, not
-// 1.234567e+06), so a float that holds an integer looks like one.
+// formatFloat prints f with the shortest digits that read back as the same float64, in plain
+// notation (1234567.25, not 1.23456725e+06, as psql) for magnitudes from 1e-4 up to 1e21
+// and zero, in e-notation beyond.
 func formatFloat(f float64) string {
-	switch {
+	switch a := math.Abs(f); {
 	case math.IsNaN(f):
 		return "NaN"
 	case math.IsInf(f, 1):
 		return "Infinity"
 	case math.IsInf(f, -1):
 		return "-Infinity"
-	case f == math.Trunc(f) && math.Abs(f) < 1e21:
+	case a == 0 || (a >= 1e-4 && a < 1e21):
 		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)

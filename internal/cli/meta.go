@@ -270,7 +270,7 @@ func (s *session) describe(ctx context.Context, name string) error {
 		r := &dpsql.Result{Columns: []dpsql.Column{{Name: "column", Type: "VARCHAR"}, {Name: "type", Type: "VARCHAR"},
 			{Name: "privacy_unit", Type: "VARCHAR"}}}
 		for _, c := range rel.Columns {
-			var unit any
+			unit := ""
 			if rel.PrivacyUnit != "" && strings.EqualFold(c.Name, rel.PrivacyUnit) {
 				unit = "yes"
 			}

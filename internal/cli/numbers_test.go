@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"reflect"
 	"strings"
@@ -137,5 +138,36 @@ func TestExpandedAndUnaligned(t *testing.T) {
 	_ = d.write(&b, r, 0)
 	if want := "item|k|s|a|n\npen|0.1234567|1234567.9|17.6893|12\n(null)|2.5|98.8|6.5|-3\n(2 rows)\n\n"; b.String() != want {
 		t.Errorf("unaligned = %q, want %q", b.String(), want)
+	}
+}
+
+// listerFake is a fakeEngine that lists relations, for \d and completion.
+type listerFake struct{ *fakeEngine }
+
+func (listerFake) Relations(context.Context) ([]dpsql.Relation, error) {
+	return []dpsql.Relation{
+		{Name: "purchases", Kind: "private", PrivacyUnit: "customer_id", Columns: []dpsql.Column{col("customer_id", "BIGINT"), col("price", "DOUBLE")}},
+		{Name: "items", Kind: "public", Columns: []dpsql.Column{col("item", "VARCHAR")}},
+	}, nil
+}
+
+func TestCompleteWord(t *testing.T) {
+	s := newTestSession(listerFake{newFake()}, &bytes.Buffer{}, &bytes.Buffer{})
+	for _, c := range []struct {
+		line       string
+		head, tail string
+		want       []string
+	}{
+		{"SELECT WITH ANON", "SELECT WITH ", "", []string{"ANONYMIZATION", "ANON_AVG", "ANON_COUNT", "ANON_PERCENTILE_CONT", "ANON_QUANTILES", "ANON_STDDEV_POP", "ANON_SUM", "ANON_VAR_POP"}},
+		{"select x from pur", "select x from ", "", []string{"purchases"}},
+		{"select purchases.pr", "select ", "", []string{"purchases.price"}},
+		{"select cust", "select ", "", []string{"customer_id"}},
+		{"select ep", "select ", "", []string{"epsilon"}},
+		{"select raw_", "select ", "", nil},
+	} {
+		head, got, tail := s.completeWord(c.line, len(c.line))
+		if head != c.head || tail != c.tail || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("completeWord(%q) = %q, %q, %q; want %q, %q", c.line, head, got, tail, c.head, c.want)
+		}
 	}
 }

@@ -51,6 +51,7 @@ func (s *session) interactive(ctx context.Context, opts Options) error {
 	defer st.Close()
 	st.SetCtrlCAborts(true)
 	st.SetMultiLineMode(true)
+	st.SetWordCompleter(s.completeWord)
 
 	var history string
 	if opts.Getenv != nil {

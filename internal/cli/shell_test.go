@@ -115,3 +115,49 @@ func TestNoisyDigitsThroughEngine(t *testing.T) {
 		t.Errorf("Noise = %v, want [%g NaN]", noise, 30*math.Sqrt2)
 	}
 }
+
+// TestNoiseDoesNotDependOnData is the paired-neighbour attempt on the digits: the same
+// queries on a database with and without one extra person (with extreme values) report the
+// same Noise per column, so how many digits a noisy value prints with reveals nothing of
+// that person (the noise of averages is unknown, NaN, on both).
+func TestNoiseDoesNotDependOnData(t *testing.T) {
+	queries := []string{
+		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1, kappa=1) item, ANON_SUM(amount CLAMPED BETWEEN 0 AND 10) AS s, ANON_COUNT(DISTINCT uid) AS n, ANON_AVG(amount CLAMPED BETWEEN 0 AND 10) AS a FROM buys GROUP BY item ORDER BY item;",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=2, delta=1, max_groups_contributed=2, privacy_unit_column=uid) SUM(amount, contribution_bounds_per_group => (0, 5)) AS s FROM buys;",
+	}
+	noise := func(extra string) [][]float64 {
+		db, err := dpsql.Open(context.Background(), dpsql.Config{Owner: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(context.Background(), shellSetup+extra); err != nil {
+			t.Fatal(err)
+		}
+		var out [][]float64
+		for _, q := range queries {
+			res, err := db.Exec(context.Background(), q)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			out = append(out, res[0].Noise)
+		}
+		return out
+	}
+	without := noise("")
+	with := noise("INSERT INTO raw_buys VALUES (99, 'pen', 9.75), (99, 'glue', 9.75);")
+	same := func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+	for i := range queries {
+		if len(with[i]) != len(without[i]) {
+			t.Fatalf("query %d: Noise %v with the person, %v without", i, with[i], without[i])
+		}
+		for j := range with[i] {
+			if !same(with[i][j], without[i][j]) {
+				t.Errorf("query %d column %d: Noise %v with the person, %v without", i, j, with[i][j], without[i][j])
+			}
+		}
+	}
+	if w := without[0]; w[0] != 0 || !(w[1] > 0) || !(w[2] > 0) || !math.IsNaN(w[3]) {
+		t.Errorf("Noise = %v, want [0 >0 >0 NaN]", w)
+	}
+}

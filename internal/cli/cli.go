@@ -192,6 +192,8 @@ type session struct {
 	// term is the terminal standard output and standard error are on, for the pager, \x auto
 	// and the progress indicator; nil when they are not terminals.
 	term *terminal
+	// depth is how deep \i files are nested.
+	depth int
 	// rels caches the relations the session may name, for tab completion; nil after a
 	// statement (which may change them).
 	rels []dpsql.Relation

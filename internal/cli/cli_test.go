@@ -335,3 +335,31 @@ func TestInterruptCancelsStatement(t *testing.T) {
 		t.Fatal("the interrupt did not cancel the statement")
 	}
 }
+
+// TestIncludeAndEcho: \i runs a file's statements and commands (its failures count, and
+// ON_ERROR_STOP stops inside it), \echo prints; a file that includes itself fails.
+func TestIncludeAndEcho(t *testing.T) {
+	dir := t.TempDir()
+	inc := filepath.Join(dir, "inc.sql")
+	if err := os.WriteFile(inc, []byte("\\echo in the file\nBAD x;\nCREATE after;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eng := newFake()
+	r := runWith(t, eng, "\\i "+inc+"\nCREATE last;\n")
+	if ExitCode(r.err) != 1 || r.stdout != "in the file\nCREATE\nCREATE\n" || !strings.Contains(r.stderr, inc+": ERROR: 2:5: ") {
+		t.Errorf("exit %d, stdout %q, stderr %q", ExitCode(r.err), r.stdout, r.stderr)
+	}
+	eng = newFake()
+	r = runWith(t, eng, "\\i "+inc+"\nCREATE last;\n", "-v", "ON_ERROR_STOP=1")
+	if ExitCode(r.err) != 3 || !reflect.DeepEqual(eng.scripts, []string{"BAD x;"}) || strings.Contains(r.stderr, "stopped") {
+		t.Errorf("ON_ERROR_STOP: exit %d, scripts %q, stderr %q", ExitCode(r.err), eng.scripts, r.stderr)
+	}
+	self := filepath.Join(dir, "self.sql")
+	if err := os.WriteFile(self, []byte("\\i "+self+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runWith(t, newFake(), "\\i "+self+"\n")
+	if ExitCode(r.err) != 1 || !strings.Contains(r.stderr, "more than 16 deep") {
+		t.Errorf("self include: exit %d, stderr %q", ExitCode(r.err), r.stderr)
+	}
+}

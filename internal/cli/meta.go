@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -25,6 +26,8 @@ const metaHelp = `Meta-commands (at the prompt, in -c and in scripts):
   \d [NAME]            \dt without NAME; the columns of relation NAME, their types
                        and which one is the privacy unit
   \budget              show the privacy budget (SHOW BUDGET)
+  \i FILE              run the statements and commands of FILE
+  \echo TEXT           print TEXT
   \timing [on|off]     show how long each statement takes (no argument: toggle)
   \x [on|off|auto]     expanded display: one line per column (auto: when the table
                        is wider than the terminal; no argument: toggle)
@@ -67,6 +70,14 @@ func (s *session) meta(ctx context.Context, line string) error {
 			return s.describe(ctx, args[0])
 		}
 		return errors.New(`\d: want at most one relation name`)
+	case `\echo`:
+		_, err := fmt.Fprintln(s.out, sanitize(strings.Join(args, " ")))
+		return err
+	case `\i`, `\include`:
+		if len(args) != 1 {
+			return fmt.Errorf(`%s: want one file name`, cmd)
+		}
+		return s.include(ctx, args[0])
 	case `\budget`:
 		return s.statement(ctx, "", item{text: "SHOW BUDGET;", line: 1, col: 1})
 	case `\format`:
@@ -111,6 +122,32 @@ func (s *session) meta(ctx context.Context, line string) error {
 		return nil
 	}
 	return fmt.Errorf(`invalid command %s; try \? for the list of commands`, sanitize(cmd))
+}
+
+// maxIncludeDepth bounds \i inside \i, so a file that includes itself fails instead of
+// recursing forever.
+const maxIncludeDepth = 16
+
+// include is \i FILE: the file's statements and commands run as a script (its failures are
+// the including input's; \q in it ends the command, as in psql).
+func (s *session) include(ctx context.Context, path string) error {
+	if s.depth >= maxIncludeDepth {
+		return fmt.Errorf(`\i %s: files include each other more than %d deep`, sanitize(path), maxIncludeDepth)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf(`\i: %w`, err)
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	failed := s.failed
+	s.failed = false
+	err = s.runText(ctx, path, string(b))
+	if s.failed && err == nil {
+		err = fmt.Errorf("%w: in %s", ErrFailed, path) // reported already
+	}
+	s.failed = s.failed || failed
+	return err
 }
 
 func onOff(b bool) string {

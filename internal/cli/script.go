@@ -127,8 +127,8 @@ func (s *session) do(ctx context.Context, name string, it item, interactive bool
 		switch {
 		case err == nil, errors.Is(err, errQuit):
 			return err
-		case errors.Is(err, errOutput):
-			return err
+		case errors.Is(err, errOutput), errors.Is(err, errStopped), errors.Is(err, errCanceled):
+			return err // (from a \i file)
 		case !errors.Is(err, ErrFailed):
 			_ = s.flush()
 			where := ""

@@ -60,9 +60,9 @@ func (s *session) meta(ctx context.Context, line string) error {
 	case `\?`, `\h`, `\help`:
 		_, err := io.WriteString(s.out, metaHelp)
 		return err
-	case `\dt`:
+	case `\dt`, `\dt+`:
 		return s.listRelations(ctx)
-	case `\d`:
+	case `\d`, `\d+`:
 		switch len(args) {
 		case 0:
 			return s.listRelations(ctx)

@@ -49,7 +49,7 @@ func shell(t *testing.T, stdin string, args ...string) (stdout, stderr string, e
 // schema an analyst may see: the hidden raw table is not listed, and \d of it says the
 // same as of a relation that does not exist.
 func TestDescribeFromPipe(t *testing.T) {
-	out, errw, exit := shell(t, "\\?\n\\dt\n\\d buys\n\\d items\n\\d raw_buys\n\\d nosuch\nSHOW TABLES;\n\\q\nSELECT never;\n")
+	out, errw, exit := shell(t, "\\?\n\\dt\n\\d+ buys\n\\d items\n\\d raw_buys\n\\d nosuch\nSHOW TABLES;\n\\q\nSELECT never;\n")
 	if exit != 1 {
 		t.Errorf("exit = %d, want 1 (two \\d failed)", exit)
 	}

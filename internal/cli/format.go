@@ -169,6 +169,13 @@ func cellTexts(r *dpsql.Result, d display, null string) [][]string {
 	return out
 }
 
+// belowPrecision reports whether a rounding quantum of 10^exp is finer than the spacing of
+// float64 values around v: its digits there would be made up.
+func belowPrecision(v float64, exp int) bool {
+	a := math.Abs(v)
+	return math.Pow10(exp) < math.Nextafter(a, math.Inf(1))-a
+}
+
 // columnNoise reports whether column j of r holds noisy values and the standard deviation
 // of their noise (NaN when unknown): Result.Noise says it for an anonymized query; a charged
 // result without it (a query with anonymized parts) is noisy throughout.
@@ -229,8 +236,10 @@ func noisyTexts(vals []float64, sd float64) []string {
 				continue
 			}
 			digits := int(math.Floor(math.Log10(math.Abs(v)))) - exp + 1
-			digits = min(max(digits, 1), 17)
-			out[i] = strconv.FormatFloat(v, 'e', digits-1, 64)
+			out[i] = strconv.FormatFloat(v, 'e', max(digits, 1)-1, 64)
+			if belowPrecision(v, exp) {
+				out[i] = strconv.FormatFloat(v, 'e', -1, 64) // no digits beyond the float64's own
+			}
 			continue
 		}
 		x := v
@@ -238,7 +247,10 @@ func noisyTexts(vals []float64, sd float64) []string {
 			q := math.Pow10(exp)
 			x = math.Round(v/q) * q
 		}
-		s := strconv.FormatFloat(x, 'f', min(max(-exp, 0), 20), 64)
+		s := strconv.FormatFloat(x, 'f', max(-exp, 0), 64)
+		if belowPrecision(x, exp) {
+			s = strconv.FormatFloat(x, 'f', -1, 64) // noise below the float64's precision (a test epsilon)
+		}
 		if !known && strings.Contains(s, ".") {
 			// Significant digits of an unknown noise: trailing zeros would claim more.
 			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")

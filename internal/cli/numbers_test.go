@@ -31,6 +31,10 @@ func TestNoisyTexts(t *testing.T) {
 		{"tiny", []float64{1.23456789e-9, 5e-10}, math.NaN(), []string{"1.23457e-09", "5.0000e-10"}},
 		// Known noise in e-notation: digits down to a tenth of the noise.
 		{"huge known", []float64{1.23456789e17, -5e15}, 1e13, []string{"1.23457e+17", "-5.000e+15"}},
+		// Noise far below the float64's precision (epsilon=1e20 on test data): the value's
+		// own digits, no made-up zeros.
+		{"noise-free", []float64{17.25, 3}, 1e-19, []string{"17.25", "3"}},
+		{"noise-free e", []float64{1.5e20, 2.5e16}, 1e-19, []string{"1.5e+20", "2.5e+16"}},
 		{"specials", []float64{math.NaN(), math.Inf(1), 2.5}, 0.5, []string{"NaN", "Infinity", "2.50"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -88,6 +88,37 @@ func (db *DB) Exec(ctx context.Context, script string, args ...any) (res []*Resu
 	return db.e.Exec(ctx, script, args...)
 }
 
+// Relation is a relation the session may name, as SHOW TABLES lists it: its name, its kind
+// ("private" or "public"), the privacy unit column of a private relation, and its columns.
+type Relation struct {
+	Name        string
+	Kind        string
+	PrivacyUnit string
+	Columns     []Column
+}
+
+// Relations lists the relations the session may name (what SHOW TABLES shows, as data): the
+// schema only, never a row. The command's \dt, \d and tab completion read it.
+func (db *DB) Relations(ctx context.Context) (rels []Relation, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rels, err = nil, engine.Internal(r, debug.Stack(), sqlerr.Pos{})
+		}
+	}()
+	cat, err := db.e.Relations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range cat {
+		rel := Relation{Name: r.Name, Kind: r.Kind.String(), PrivacyUnit: r.PrivacyUnit}
+		for _, c := range r.Columns {
+			rel.Columns = append(rel.Columns, Column{Name: c.Name, Type: c.Type})
+		}
+		rels = append(rels, rel)
+	}
+	return rels, nil
+}
+
 // BecomeAnalyst drops the owner's rights for the rest of the session.
 func (db *DB) BecomeAnalyst(ctx context.Context) error { return db.e.BecomeAnalyst(ctx) }
 

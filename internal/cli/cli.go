@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"strings"
-	"time"
 
 	"github.com/dpsql/dpsql"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -49,6 +47,14 @@ type Options struct {
 	// called; main passes a wrapper of signal.Notify. An interrupt cancels the running
 	// statement. Nil: statements cannot be interrupted (the process's default applies).
 	Notify func(c chan<- os.Signal) (stop func())
+	// StderrIsTerminal lets the command show a progress indicator for slow statements.
+	StderrIsTerminal bool
+	// TerminalSize, if set, reports the terminal's size (for the pager and \x auto); ok is
+	// false when standard output is not a terminal.
+	TerminalSize func() (cols, rows int, ok bool)
+	// Pager, if set, shows text through the user's pager ($PAGER, or less -S) on the
+	// terminal; main passes one. Nil: no pager.
+	Pager func(text string) error
 	// Getenv reads the environment (HOME, for the prompt's history file). Nil: no history.
 	Getenv func(key string) string
 	// Version is printed by --version. Empty: the module version from the build info.
@@ -118,13 +124,15 @@ func Run(ctx context.Context, args []string, opts Options) (err error) {
 		return fmt.Errorf("%w: %w", ErrFailed, err)
 	}
 	s := &session{
-		eng:      eng,
-		out:      bufio.NewWriter(opts.Stdout),
-		errw:     opts.Stderr,
-		format:   f.format,
-		quiet:    f.quiet,
-		notify:   opts.Notify,
-		complete: opts.Complete,
+		eng:         eng,
+		out:         bufio.NewWriter(opts.Stdout),
+		errw:        opts.Stderr,
+		disp:        display{format: f.format, null: "NULL", expanded: "off", full: f.fullPrecision, pager: true},
+		quiet:       f.quiet,
+		notify:      opts.Notify,
+		complete:    opts.Complete,
+		onErrorStop: f.onErrorStop,
+		term:        newTerminal(opts),
 	}
 	err = s.run(ctx, f, opts)
 	if cerr := eng.Close(); cerr != nil && err == nil {
@@ -135,7 +143,8 @@ func Run(ctx context.Context, args []string, opts Options) (err error) {
 }
 
 // ExitCode maps Run's error (already reported on standard error) to the command's exit
-// status: 0 for nil, 2 for a *UsageError (a bad command line), 1 for anything else (a failed
+// status: 0 for nil, 2 for a *UsageError (a bad command line), 3 when a script stopped at a
+// failed statement because ON_ERROR_STOP is set (as psql), 1 for anything else (a failed
 // statement, input or output). A panic never decides it: Run and the engine recover them.
 func ExitCode(err error) int {
 	var usage *UsageError
@@ -144,6 +153,8 @@ func ExitCode(err error) int {
 		return 0
 	case errors.As(err, &usage):
 		return 2
+	case errors.Is(err, errStopped):
+		return 3
 	default:
 		return 1
 	}
@@ -164,7 +175,7 @@ type session struct {
 	eng      Engine
 	out      *bufio.Writer
 	errw     io.Writer
-	format   Format
+	disp     display
 	quiet    bool
 	timing   bool
 	notify   func(c chan<- os.Signal) (stop func())
@@ -174,6 +185,18 @@ type session struct {
 	// sigs receives interrupts for the whole session while the prompt runs; nil otherwise,
 	// and exec then listens only while a statement runs.
 	sigs chan os.Signal
+	// onErrorStop is psql's ON_ERROR_STOP: a failing statement of a script stops it.
+	onErrorStop bool
+	// failed records that a statement or meta-command failed (the command then exits 1).
+	failed bool
+	// term is the terminal standard output and standard error are on, for the pager, \x auto
+	// and the progress indicator; nil when they are not terminals.
+	term *terminal
+	// depth is how deep \i files are nested.
+	depth int
+	// rels caches the relations the session may name, for tab completion; nil after a
+	// statement (which may change them).
+	rels []dpsql.Relation
 }
 
 func (s *session) run(ctx context.Context, f *flags, opts Options) error {
@@ -188,7 +211,8 @@ func (s *session) run(ctx context.Context, f *flags, opts Options) error {
 		if err != nil {
 			return err
 		}
-		// Init scripts are trusted setup: their results and notices are not shown.
+		// Init scripts are trusted setup: their results and notices are not shown, and the
+		// first error stops the command.
 		if _, err := s.exec(ctx, script); err != nil {
 			return s.fail(displayName(path), script, err)
 		}
@@ -200,72 +224,63 @@ func (s *session) run(ctx context.Context, f *flags, opts Options) error {
 	}
 	s.params = f.params
 
+	err := s.runInputs(ctx, f, opts)
+	switch {
+	case errors.Is(err, errQuit):
+		err = nil
+	case errors.Is(err, errStopped), errors.Is(err, errCanceled):
+		return fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	if err == nil && s.failed {
+		return fmt.Errorf("%w: a statement failed", ErrFailed)
+	}
+	return err
+}
+
+// runInputs runs the -c and -f inputs in order, or standard input as a script, or the
+// prompt.
+func (s *session) runInputs(ctx context.Context, f *flags, opts Options) error {
 	if len(f.sources) > 0 {
 		for _, src := range f.sources {
 			if src.kind == fromCommand {
-				if err := s.runCommand(ctx, src.arg); err != nil {
-					if errors.Is(err, errQuit) {
-						return nil
-					}
+				if err := s.runText(ctx, "", src.arg); err != nil {
 					return err
 				}
 				continue
 			}
 			script, err := s.readFile(src.arg, opts.Stdin)
 			if err != nil {
-				return err
+				s.failed = true
+				if s.onErrorStop {
+					return errStopped
+				}
+				continue
 			}
-			if err := s.runScript(ctx, displayName(src.arg), script); err != nil {
+			if err := s.runText(ctx, displayName(src.arg), script); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-
 	if !opts.StdinIsTerminal {
 		script, err := s.readFile("-", opts.Stdin)
 		if err != nil {
 			return err
 		}
-		return s.runScript(ctx, "", script)
+		return s.runText(ctx, "", script)
 	}
 	return s.interactive(ctx, opts)
 }
 
-// runCommand runs one -c argument: SQL, or a backslash meta-command as at the prompt.
-func (s *session) runCommand(ctx context.Context, cmd string) error {
-	if strings.HasPrefix(strings.TrimSpace(cmd), `\`) {
-		err := s.meta(ctx, cmd)
-		switch {
-		case err == nil, errors.Is(err, errQuit), errors.Is(err, ErrFailed):
-			return err
-		}
-		_ = s.flush()
-		fmt.Fprintf(s.errw, "dpsql: %v\n", err)
-		return fmt.Errorf("%w: %w", ErrFailed, err)
+// execShowing is exec with the progress indicator on a terminal.
+func (s *session) execShowing(ctx context.Context, script string) ([]*dpsql.Result, error) {
+	s.rels = nil // the statement may change the relations
+	if s.term == nil || !s.term.stderr {
+		return s.exec(ctx, script)
 	}
-	return s.runScript(ctx, "", cmd)
-}
-
-// runScript runs script, prints its results and, on failure, the error; name (a file name or
-// "") prefixes the error.
-func (s *session) runScript(ctx context.Context, name, script string) error {
-	start := time.Now()
-	results, err := s.exec(ctx, script)
-	elapsed := time.Since(start)
-	if perr := s.print(results); perr != nil {
-		return perr
-	}
-	if err != nil {
-		err = s.fail(name, script, err)
-	}
-	if s.timing {
-		fmt.Fprintf(s.out, "Time: %.3f ms\n", float64(elapsed.Microseconds())/1000)
-	}
-	if ferr := s.flush(); ferr != nil {
-		return ferr
-	}
-	return err
+	stop := s.term.progress(s.errw)
+	defer stop()
+	return s.exec(ctx, script)
 }
 
 // exec runs script with a context that an interrupt cancels.
@@ -320,7 +335,7 @@ func (s *session) print(results []*dpsql.Result) error {
 				fmt.Fprintln(s.errw, "NOTICE: "+sanitize(n))
 			}
 		}
-		if err := writeResult(s.out, s.format, r); err != nil {
+		if err := s.show(r); err != nil {
 			return s.outputError(err)
 		}
 	}
@@ -334,9 +349,12 @@ func (s *session) flush() error {
 	return nil
 }
 
+// errOutput marks a failure to write the output: nothing more can be shown.
+var errOutput = errors.New("writing output")
+
 func (s *session) outputError(err error) error {
 	fmt.Fprintf(s.errw, "dpsql: writing output: %v\n", err)
-	return fmt.Errorf("writing output: %w", err)
+	return fmt.Errorf("%w: %w", errOutput, err)
 }
 
 // fail reports a failed statement of script and returns an error wrapping ErrFailed.

@@ -57,7 +57,7 @@ func TestRunCommandsInOrder(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("err = %v, stderr:\n%s", r.err, r.stderr)
 	}
-	want := []string{"SELECT one;", "CREATE VIEW v;\n", "SET BUDGET;", "DROP VIEW v;"}
+	want := []string{"SELECT one;", "CREATE VIEW v;", "SET BUDGET;", "DROP VIEW v;"}
 	if !reflect.DeepEqual(eng.scripts, want) {
 		t.Errorf("scripts = %q, want %q", eng.scripts, want)
 	}
@@ -83,26 +83,70 @@ func TestRunConfig(t *testing.T) {
 
 // TestRunStopsAtFirstError checks that a failing statement is rendered with its line and a
 // caret, that later -c arguments do not run, and that the error is not a usage error (exit 1).
-func TestRunStopsAtFirstError(t *testing.T) {
+// TestRunGoesOnAfterError: without ON_ERROR_STOP a failing statement of a script prints its
+// error (at its line in the script) and the script goes on, as in psql; the command exits 1.
+func TestRunGoesOnAfterError(t *testing.T) {
 	eng := newFake()
-	r := runWith(t, eng, "", "-c", "CREATE TABLE t;\nBAD JOIN x;\nCREATE TABLE never;", "-c", "SELECT never;")
-	if r.err == nil || isUsage(r.err) || !errors.Is(r.err, ErrFailed) {
-		t.Fatalf("err = %v, want a statement failure", r.err)
+	r := runWith(t, eng, "", "-c", "CREATE TABLE t;\nBAD JOIN x;\nCREATE TABLE after;", "-c", "SELECT later;")
+	if r.err == nil || isUsage(r.err) || !errors.Is(r.err, ErrFailed) || ExitCode(r.err) != 1 {
+		t.Fatalf("err = %v (exit %d), want a statement failure, exit 1", r.err, ExitCode(r.err))
 	}
-	if len(eng.scripts) != 1 {
-		t.Errorf("ran %d scripts after the failure, want 1", len(eng.scripts))
+	want := []string{"CREATE TABLE t;", "BAD JOIN x;", "CREATE TABLE after;", "SELECT later;"}
+	if !reflect.DeepEqual(eng.scripts, want) {
+		t.Errorf("scripts = %q, want %q", eng.scripts, want)
 	}
-	if r.stdout != "CREATE\n" {
-		t.Errorf("stdout = %q: the statements before the error should be printed", r.stdout)
+	if r.stdout != "CREATE\nCREATE\nSELECT\n" {
+		t.Errorf("stdout = %q", r.stdout)
 	}
-	want := `ERROR: 2:5: join of private tables must equate their privacy units (SQLSTATE 2P000)
+	wantErr := `ERROR: 2:5: join of private tables must equate their privacy units (SQLSTATE 2P000)
 LINE 2: BAD JOIN x;
             ^
 RULE: join-on-privacy-unit
 HINT: add USING (uid)
 `
-	if r.stderr != want {
-		t.Errorf("stderr =\n%s\nwant\n%s", r.stderr, want)
+	if r.stderr != wantErr {
+		t.Errorf("stderr =\n%s\nwant\n%s", r.stderr, wantErr)
+	}
+}
+
+// TestOnErrorStop: -v ON_ERROR_STOP=1 and \set ON_ERROR_STOP on stop the script at the first
+// failed statement (or meta-command), exit status 3; \unset turns it off again.
+func TestOnErrorStop(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		args  []string
+		stdin string
+		ran   []string
+		exit  int
+	}{
+		{"flag", []string{"-v", "ON_ERROR_STOP=1", "-c", "CREATE a;\nBAD x;\nCREATE never;", "-c", "SELECT never;"}, "",
+			[]string{"CREATE a;", "BAD x;"}, 3},
+		{"set flag", []string{"--set=ON_ERROR_STOP=on", "-f", "-"}, "CREATE a;\n\\nope\nCREATE never;\n",
+			[]string{"CREATE a;"}, 3},
+		{"meta in script", nil, "CREATE a;\n\\set ON_ERROR_STOP on\nBAD x;\nCREATE never;\n",
+			[]string{"CREATE a;", "BAD x;"}, 3},
+		{"unset", []string{"-v", "ON_ERROR_STOP", "-f", "-"}, "\\unset ON_ERROR_STOP\nBAD x;\nCREATE after;\n",
+			[]string{"BAD x;", "CREATE after;"}, 1},
+		{"off", []string{"-v", "ON_ERROR_STOP=off"}, "BAD x;\nCREATE after;\n", []string{"BAD x;", "CREATE after;"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eng := newFake()
+			r := runWith(t, eng, c.stdin, c.args...)
+			if got := ExitCode(r.err); got != c.exit {
+				t.Errorf("exit = %d, want %d (err %v, stderr %q)", got, c.exit, r.err, r.stderr)
+			}
+			if !reflect.DeepEqual(eng.scripts, c.ran) {
+				t.Errorf("scripts = %q, want %q", eng.scripts, c.ran)
+			}
+		})
+	}
+	r := runWith(t, newFake(), "", "-v", "FOO=1")
+	if !isUsage(r.err) || !strings.Contains(r.stderr, "ON_ERROR_STOP only") {
+		t.Errorf("-v FOO=1: err = %v, stderr = %q", r.err, r.stderr)
+	}
+	r = runWith(t, newFake(), "", "-v", "ON_ERROR_STOP=maybe")
+	if !isUsage(r.err) {
+		t.Errorf("-v ON_ERROR_STOP=maybe: err = %v", r.err)
 	}
 }
 
@@ -126,7 +170,7 @@ func TestRunMissingFile(t *testing.T) {
 func TestRunStdinScript(t *testing.T) {
 	eng := newFake()
 	r := runWith(t, eng, "CREATE TABLE a;\nCREATE TABLE b;\n")
-	if r.err != nil || len(eng.scripts) != 1 || r.stdout != "CREATE\nCREATE\n" {
+	if r.err != nil || len(eng.scripts) != 2 || r.stdout != "CREATE\nCREATE\n" {
 		t.Errorf("err = %v, scripts = %q, stdout = %q", r.err, eng.scripts, r.stdout)
 	}
 }
@@ -141,7 +185,7 @@ func TestRunUsage(t *testing.T) {
 	}
 
 	r = runWith(t, newFake(), "", "--help")
-	if r.err != nil || !strings.Contains(r.stdout, "Examples:") || r.opened {
+	if r.err != nil || !strings.Contains(r.stdout, "\nExamples") || r.opened {
 		t.Errorf("--help: err = %v, stdout = %q", r.err, r.stdout)
 	}
 	r = runWith(t, newFake(), "", "--version")
@@ -289,5 +333,33 @@ func TestInterruptCancelsStatement(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the interrupt did not cancel the statement")
+	}
+}
+
+// TestIncludeAndEcho: \i runs a file's statements and commands (its failures count, and
+// ON_ERROR_STOP stops inside it), \echo prints; a file that includes itself fails.
+func TestIncludeAndEcho(t *testing.T) {
+	dir := t.TempDir()
+	inc := filepath.Join(dir, "inc.sql")
+	if err := os.WriteFile(inc, []byte("\\echo in the file\nBAD x;\nCREATE after;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eng := newFake()
+	r := runWith(t, eng, "\\i "+inc+"\nCREATE last;\n")
+	if ExitCode(r.err) != 1 || r.stdout != "in the file\nCREATE\nCREATE\n" || !strings.Contains(r.stderr, inc+": ERROR: 2:5: ") {
+		t.Errorf("exit %d, stdout %q, stderr %q", ExitCode(r.err), r.stdout, r.stderr)
+	}
+	eng = newFake()
+	r = runWith(t, eng, "\\i "+inc+"\nCREATE last;\n", "-v", "ON_ERROR_STOP=1")
+	if ExitCode(r.err) != 3 || !reflect.DeepEqual(eng.scripts, []string{"BAD x;"}) || strings.Contains(r.stderr, "stopped") {
+		t.Errorf("ON_ERROR_STOP: exit %d, scripts %q, stderr %q", ExitCode(r.err), eng.scripts, r.stderr)
+	}
+	self := filepath.Join(dir, "self.sql")
+	if err := os.WriteFile(self, []byte("\\i "+self+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runWith(t, newFake(), "\\i "+self+"\n")
+	if ExitCode(r.err) != 1 || !strings.Contains(r.stderr, "more than 16 deep") {
+		t.Errorf("self include: exit %d, stderr %q", ExitCode(r.err), r.stderr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dpsql/dpsql"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -11,7 +12,7 @@ import (
 
 // fakeEngine splits a script on ';' (no quoting) and answers each statement from results,
 // by its trimmed text. Statements starting with BAD fail with a positioned error; SLEEP
-// waits until its context is cancelled; anything else gets a tag of its first word.
+// waits until its context is cancelled; NAP takes 300 ms; anything else gets a tag of its first word.
 type fakeEngine struct {
 	mu       sync.Mutex
 	results  map[string]*dpsql.Result
@@ -46,6 +47,8 @@ func (f *fakeEngine) Exec(ctx context.Context, script string, args ...any) ([]*d
 			f.started <- struct{}{}
 			<-ctx.Done()
 			return out, ctx.Err()
+		case text == "NAP":
+			time.Sleep(300 * time.Millisecond)
 		case strings.HasPrefix(text, "BAD"):
 			return out, sqlerr.Privacy(sqlerr.PosAt(script, start+4), "join-on-privacy-unit",
 				"join of private tables must equate their privacy units",

@@ -50,9 +50,12 @@ type flags struct {
 	timeout     time.Duration // 0: the default; negative: no limit (--timeout 0)
 	memoryLimit string
 	quiet       bool
-	params      []any // --parameter values, as sql.NamedArg
-	help        bool
-	version     bool
+	// onErrorStop is -v ON_ERROR_STOP=on; fullPrecision is --full-precision.
+	onErrorStop   bool
+	fullPrecision bool
+	params        []any // --parameter values, as sql.NamedArg
+	help          bool
+	version       bool
 }
 
 // option describes one flag: its long name, its one-letter short name (0 for none) and
@@ -127,10 +130,41 @@ func options() []option {
 			f.params = append(f.params, p)
 			return nil
 		}},
+		{long: "set", short: 'v', hasValue: true, set: setFlag},
+		{long: "variable", hasValue: true, set: setFlag},
+		{long: "full-precision", set: func(f *flags, _ string) error { f.fullPrecision = true; return nil }},
 		{long: "quiet", short: 'q', set: func(f *flags, _ string) error { f.quiet = true; return nil }},
 		{long: "help", short: 'h', set: func(f *flags, _ string) error { f.help = true; return nil }},
 		{long: "version", set: func(f *flags, _ string) error { f.version = true; return nil }},
 	}
+}
+
+// setFlag is -v NAME=VALUE (also --set and --variable, as psql): the variables \set sets.
+func setFlag(f *flags, v string) error {
+	name, value, _ := strings.Cut(v, "=")
+	on, err := setVariable(name, value)
+	if err != nil {
+		return usagef("-v %s: %v", v, err)
+	}
+	f.onErrorStop = on
+	return nil
+}
+
+// setVariable checks a psql variable assignment and returns its value. dpsql knows one
+// variable, ON_ERROR_STOP (psql's boolean: on, off, true, false, yes, no, 1, 0, and the
+// empty value for on); others are refused rather than ignored, since dpsql does not
+// substitute :variables into statements.
+func setVariable(name, value string) (bool, error) {
+	if name != "ON_ERROR_STOP" {
+		return false, fmt.Errorf("unknown variable %q: dpsql knows ON_ERROR_STOP only (query parameters are -p NAME:TYPE:VALUE)", name)
+	}
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "", "on", "true", "yes", "1":
+		return true, nil
+	case "off", "false", "no", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("unrecognized value %q for ON_ERROR_STOP: want on or off", value)
 }
 
 // parseParameter reads --parameter's NAME:TYPE:VALUE (BigQuery's bq query --parameter): the
@@ -250,7 +284,8 @@ Options:
       --owner             open as the data owner (raw SQL, privacy policies, SET BUDGET)
       --init FILE         run FILE as the owner first, then continue as an analyst;
                           repeatable (with --owner, stay the owner)
-      --format FORMAT     table (default), csv, or json (one array of rows per line)
+      --format FORMAT     table (default; also aligned), unaligned, csv, or json (one
+                          array of rows per line)
       --confidence LEVEL  add confidence interval bounds to noisy columns, e.g. 0.95
       --timeout DURATION  cancel any statement that runs longer, e.g. 30s; 0 for no
                           limit (default: 5m for analysts, none for the owner); an
@@ -264,22 +299,33 @@ Options:
                           (after --init); repeatable. TYPE is INT64, FLOAT64, NUMERIC,
                           BOOL, STRING, DATE or TIMESTAMP; NAME::VALUE is a STRING;
                           VALUE NULL is a NULL of the type. As bq query --parameter.
+  -v, --set ON_ERROR_STOP=on
+                          stop a script at its first failed statement and exit
+                          with status 3 (as psql; also \set ON_ERROR_STOP on)
+      --full-precision    print noisy values with every digit of their float64
+                          (default: the digits their noise leaves meaningful)
   -q, --quiet             do not print notices (budget charged and left, ...) or the
                           prompt's welcome line
   -h, --help              show this help
       --version           print the version
 
 Without -c or -f, dpsql prompts for statements on a terminal (type \? for help) and
-runs standard input as a script otherwise. With -c or -f it stops at the first error
-and exits with status 1; a bad command line exits with status 2.
+runs standard input as a script otherwise. Scripts (-c, -f, standard input) may hold
+backslash commands (\d, \dt, \x, \pset, ...). A failed statement prints its error
+and the script goes on; the command then exits with status 1 (with ON_ERROR_STOP it
+stops there and exits with status 3). A bad command line exits with status 2.
 
-Examples:
-  dpsql --owner shop.duckdb -f setup.sql
+Examples (from the repository's root; SHOW TABLES, \dt and the queries read the
+bundled example shop):
+  dpsql --owner shop.duckdb -f examples/shop/setup.sql
   dpsql shop.duckdb -c "SHOW BUDGET;"
-  dpsql shop.duckdb --format json -c "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5)
+  dpsql shop.duckdb -c '\d purchases'
+  dpsql shop.duckdb --format json -c "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1)
       item, ANON_COUNT(*) AS n FROM purchases GROUP BY item;"
-  dpsql --init example.sql -c "SELECT WITH ANONYMIZATION ..."   # in-memory demo
+  dpsql --init examples/shop/setup.sql -c "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1)
+      ANON_AVG(quantity CLAMPED BETWEEN 0 AND 10) AS avg_q FROM purchases;"   # in-memory
   dpsql shop.duckdb -p lo:INT64:0 -p hi:INT64:100 -c "SELECT WITH ANONYMIZATION
-      OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(quantity CLAMPED BETWEEN @lo AND @hi) FROM purchases;"
-  echo "SHOW TABLES;" | dpsql postgres://analyst@db.example.com/shop
+      OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(quantity CLAMPED BETWEEN @lo AND @hi) AS total FROM purchases;"
+  echo '\dt' | dpsql -v ON_ERROR_STOP=1 shop.duckdb
+  dpsql postgres://analyst@db.example.com/shop   # a PostgreSQL database (docs/postgres.md)
 `

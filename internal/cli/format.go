@@ -34,60 +34,249 @@ type Format string
 //     order. Numbers are JSON numbers (*big.Int too), NULL is null, NaN and ±Inf are the
 //     strings "NaN", "Infinity" and "-Infinity" (as PostgreSQL's to_json writes them), times
 //     and byte strings are strings, lists are arrays. Statements without rows print nothing.
+//   - unaligned: psql's unaligned format: the header and each row with cells separated by
+//     '|', no padding, then the "(N rows)" footer.
+//
+// Noisy values (Result.Noise) print in table, unaligned and CSV with the digits their noise
+// leaves meaningful and one notation per column (see noisyTexts), unless the display asks for
+// full precision; JSON always has full precision.
 const (
-	FormatTable Format = "table"
-	FormatCSV   Format = "csv"
-	FormatJSON  Format = "json"
+	FormatTable     Format = "table"
+	FormatCSV       Format = "csv"
+	FormatJSON      Format = "json"
+	FormatUnaligned Format = "unaligned"
 )
 
+// parseFormat reads a format name; psql's "aligned" is the table format.
 func parseFormat(s string) (Format, error) {
 	switch f := Format(strings.ToLower(s)); f {
-	case FormatTable, FormatCSV, FormatJSON:
+	case FormatTable, FormatCSV, FormatJSON, FormatUnaligned:
 		return f, nil
+	case "aligned":
+		return FormatTable, nil
 	}
-	return "", fmt.Errorf("unknown format %q (want table, csv or json)", s)
+	return "", fmt.Errorf("unknown format %q (want table (aligned), unaligned, csv or json)", s)
 }
 
-// writeResult prints one statement's result in format f.
+// display holds the printing settings \pset and \x change.
+type display struct {
+	format Format
+	// expanded is off, on or auto (expanded when the table is wider than the terminal).
+	expanded string
+	// null is how NULL prints in the table and unaligned formats.
+	null string
+	// full prints noisy values with every digit of their float64 (--full-precision).
+	full bool
+	// pager sends results taller than the terminal through the pager.
+	pager bool
+}
+
+// plainDisplay is the default display in format f.
+func plainDisplay(f Format) display {
+	return display{format: f, null: "NULL", expanded: "off", pager: true}
+}
+
+// writeResult prints one statement's result in format f with the default settings.
 func writeResult(w io.Writer, f Format, r *dpsql.Result) error {
+	return plainDisplay(f).write(w, r, 0)
+}
+
+// write prints r; cols is the terminal's width (0 when unknown), for \x auto.
+func (d display) write(w io.Writer, r *dpsql.Result, cols int) error {
 	hasRows := len(r.Columns) > 0
-	switch f {
+	switch d.format {
 	case FormatCSV:
 		if !hasRows {
 			return nil
 		}
-		return writeCSV(w, r)
+		return writeCSV(w, r, d)
 	case FormatJSON:
 		if !hasRows {
 			return nil
 		}
 		return writeJSON(w, r)
-	default:
-		if !hasRows {
-			if r.Tag == "" {
-				return nil
-			}
-			_, err := fmt.Fprintln(w, sanitize(r.Tag))
-			return err
-		}
-		return writeTable(w, r)
 	}
+	if !hasRows {
+		if r.Tag == "" {
+			return nil
+		}
+		_, err := fmt.Fprintln(w, sanitize(r.Tag))
+		return err
+	}
+	if d.format == FormatUnaligned {
+		return writeUnaligned(w, r, d)
+	}
+	if d.expanded == "on" {
+		return writeExpanded(w, r, d)
+	}
+	var b bytes.Buffer
+	if err := writeTableDisplay(&b, r, d); err != nil {
+		return err
+	}
+	if d.expanded == "auto" && cols > 0 && tableWidth(b.String()) > cols {
+		return writeExpanded(w, r, d)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// tableWidth is the width of the widest line of a printed table.
+func tableWidth(s string) int {
+	w := 0
+	for _, l := range strings.Split(s, "\n") {
+		w = max(w, width(l))
+	}
+	return w
+}
+
+// cellTexts is the text of every cell of r as the table, unaligned and CSV formats show it
+// (not yet sanitized); NULL is null.
+func cellTexts(r *dpsql.Result, d display, null string) [][]string {
+	out := make([][]string, len(r.Rows))
+	for i, row := range r.Rows {
+		out[i] = make([]string, len(r.Columns))
+		for j := range r.Columns {
+			out[i][j] = null
+			if j < len(row) && row[j] != nil {
+				out[i][j] = text(row[j], r.Columns[j].Type)
+			}
+		}
+	}
+	if d.full {
+		return out
+	}
+	for j := range r.Columns {
+		sd, noisy := columnNoise(r, j)
+		if !noisy {
+			continue
+		}
+		vals := make([]float64, 0, len(r.Rows))
+		idx := make([]int, 0, len(r.Rows))
+		for i, row := range r.Rows {
+			if j < len(row) {
+				switch v := row[j].(type) {
+				case float64:
+					vals, idx = append(vals, v), append(idx, i)
+				case float32:
+					vals, idx = append(vals, float64(v)), append(idx, i)
+				}
+			}
+		}
+		for k, t := range noisyTexts(vals, sd) {
+			out[idx[k]][j] = t
+		}
+	}
+	return out
+}
+
+// belowPrecision reports whether a rounding quantum of 10^exp is finer than the spacing of
+// float64 values around v: its digits there would be made up.
+func belowPrecision(v float64, exp int) bool {
+	a := math.Abs(v)
+	return math.Pow10(exp) < math.Nextafter(a, math.Inf(1))-a
+}
+
+// columnNoise reports whether column j of r holds noisy values and the standard deviation
+// of their noise (NaN when unknown): Result.Noise says it for an anonymized query; a charged
+// result without it (a query with anonymized parts) is noisy throughout.
+func columnNoise(r *dpsql.Result, j int) (float64, bool) {
+	if r.Noise != nil {
+		if j < len(r.Noise) && r.Noise[j] != 0 {
+			return r.Noise[j], true
+		}
+		return 0, false
+	}
+	if r.Charge != nil {
+		return math.NaN(), true
+	}
+	return 0, false
+}
+
+// significantDigits is how many significant digits a noisy value prints with when its
+// noise is not known in advance (averages, quantiles, expressions): the largest value of
+// the column gets this many.
+const significantDigits = 6
+
+// noisyTexts prints the finite values of one noisy column: each rounded to a tenth of the
+// noise's standard deviation sd (to the power of ten at or below sd/10), or, when sd is
+// unknown (NaN), to significantDigits digits of the column's largest magnitude; all in
+// plain notation (with the same number of decimals when sd is known, without trailing
+// zeros otherwise), unless the magnitudes need e-notation
+// (a largest magnitude of 10^15 or more, or below 10^-4), then all in e-notation. NaN and
+// infinities print as formatFloat does. The rounding depends on released values and public
+// parameters only.
+func noisyTexts(vals []float64, sd float64) []string {
+	maxAbs := 0.0
+	for _, v := range vals {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			maxAbs = max(maxAbs, math.Abs(v))
+		}
+	}
+	var exp int // the rounding quantum is 10^exp
+	known := sd > 0 && !math.IsInf(sd, 0)
+	switch {
+	case known:
+		exp = int(math.Floor(math.Log10(sd / 10)))
+	case maxAbs > 0:
+		exp = int(math.Floor(math.Log10(maxAbs))) - (significantDigits - 1)
+	default:
+		exp = 0
+	}
+	exp = max(exp, -300)
+	eNotation := maxAbs >= 1e15 || (maxAbs > 0 && maxAbs < 1e-4 && exp < -6)
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			out[i] = formatFloat(v)
+			continue
+		}
+		if eNotation {
+			if v == 0 {
+				out[i] = "0"
+				continue
+			}
+			digits := int(math.Floor(math.Log10(math.Abs(v)))) - exp + 1
+			out[i] = strconv.FormatFloat(v, 'e', max(digits, 1)-1, 64)
+			if belowPrecision(v, exp) {
+				out[i] = strconv.FormatFloat(v, 'e', -1, 64) // no digits beyond the float64's own
+			}
+			continue
+		}
+		x := v
+		if exp > 0 {
+			q := math.Pow10(exp)
+			x = math.Round(v/q) * q
+		}
+		s := strconv.FormatFloat(x, 'f', max(-exp, 0), 64)
+		if belowPrecision(x, exp) {
+			s = strconv.FormatFloat(x, 'f', -1, 64) // noise below the float64's precision (a test epsilon)
+		}
+		if !known && strings.Contains(s, ".") {
+			// Significant digits of an unknown noise: trailing zeros would claim more.
+			s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+		}
+		if strings.Trim(s, "-0.") == "" {
+			s = strings.TrimPrefix(s, "-") // no "-0.00"
+		}
+		out[i] = s
+	}
+	return out
 }
 
 // ---- text of values (table and CSV) ----
 
-// formatFloat prints f in the shortest form that reads back as the same float64 ('g', -1),
-// except that integral values below 1e21 print without an exponent (1234567, not
-// 1.234567e+06), so a float that holds an integer looks like one.
+// formatFloat prints f with the shortest digits that read back as the same float64, in plain
+// notation (1234567.25, not 1.23456725e+06, as psql) for magnitudes from 1e-4 up to 1e21
+// and zero, in e-notation beyond.
 func formatFloat(f float64) string {
-	switch {
+	switch a := math.Abs(f); {
 	case math.IsNaN(f):
 		return "NaN"
 	case math.IsInf(f, 1):
 		return "Infinity"
 	case math.IsInf(f, -1):
 		return "-Infinity"
-	case f == math.Trunc(f) && math.Abs(f) < 1e21:
+	case a == 0 || (a >= 1e-4 && a < 1e21):
 		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
@@ -212,7 +401,13 @@ func needsEscape(r rune) bool {
 // Headers are centred, numeric columns right-aligned, others left-aligned. A value with
 // newlines takes several lines, each but the last marked with "+" after it, as psql does.
 func writeTable(w io.Writer, r *dpsql.Result) error {
+	return writeTableDisplay(w, r, plainDisplay(FormatTable))
+}
+
+// writeTableDisplay is writeTable with the display's settings (null, digits).
+func writeTableDisplay(w io.Writer, r *dpsql.Result, d display) error {
 	ncol := len(r.Columns)
+	texts := cellTexts(r, d, d.null)
 	header := make([][]string, ncol)
 	widths := make([]int, ncol)
 	numeric := make([]bool, ncol)
@@ -232,14 +427,10 @@ func writeTable(w io.Writer, r *dpsql.Result) error {
 		numeric[j] = numeric[j] && seen
 	}
 	cells := make([][][]string, len(r.Rows))
-	for i, row := range r.Rows {
+	for i := range r.Rows {
 		cells[i] = make([][]string, ncol)
 		for j := range ncol {
-			var v any
-			if j < len(row) {
-				v = row[j]
-			}
-			lines := strings.Split(sanitize(text(v, r.Columns[j].Type)), "\n")
+			lines := strings.Split(sanitize(texts[i][j]), "\n")
 			for _, l := range lines {
 				widths[j] = max(widths[j], width(l))
 			}
@@ -265,11 +456,87 @@ func writeTable(w io.Writer, r *dpsql.Result) error {
 			return s + pad
 		})
 	}
-	if len(r.Rows) == 1 {
-		b.WriteString("(1 row)\n\n")
-	} else {
-		fmt.Fprintf(&b, "(%d rows)\n\n", len(r.Rows))
+	b.WriteString(rowCount(len(r.Rows)) + "\n\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func rowCount(n int) string {
+	if n == 1 {
+		return "(1 row)"
 	}
+	return fmt.Sprintf("(%d rows)", n)
+}
+
+// writeUnaligned prints r as psql's unaligned format: cells separated by '|'.
+func writeUnaligned(w io.Writer, r *dpsql.Result, d display) error {
+	var b bytes.Buffer
+	for j, c := range r.Columns {
+		if j > 0 {
+			b.WriteByte('|')
+		}
+		b.WriteString(sanitize(c.Name))
+	}
+	b.WriteByte('\n')
+	for _, row := range cellTexts(r, d, d.null) {
+		for j, t := range row {
+			if j > 0 {
+				b.WriteByte('|')
+			}
+			b.WriteString(sanitize(t))
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(rowCount(len(r.Rows)) + "\n\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeExpanded prints r as psql's expanded display (\x): one block per row, a line per
+// column.
+//
+//	-[ RECORD 1 ]-
+//	item | pen
+//	n    | 3
+func writeExpanded(w io.Writer, r *dpsql.Result, d display) error {
+	var b bytes.Buffer
+	names := make([]string, len(r.Columns))
+	nameW := 0
+	for j, c := range r.Columns {
+		names[j] = strings.ReplaceAll(sanitize(c.Name), "\n", " ")
+		nameW = max(nameW, width(names[j]))
+	}
+	texts := cellTexts(r, d, d.null)
+	valueW := 0
+	for _, row := range texts {
+		for _, t := range row {
+			for _, l := range strings.Split(sanitize(t), "\n") {
+				valueW = max(valueW, width(l))
+			}
+		}
+	}
+	if len(texts) == 0 {
+		b.WriteString("(0 rows)\n")
+	}
+	for i, row := range texts {
+		label := fmt.Sprintf("-[ RECORD %d ]", i+1)
+		if width(label) <= nameW+1 {
+			label += strings.Repeat("-", nameW+1-width(label)) + "+" + strings.Repeat("-", valueW+1)
+		} else {
+			label += strings.Repeat("-", max(nameW+3+valueW-width(label), 0))
+		}
+		b.WriteString(label + "\n")
+		for j, t := range row {
+			for k, l := range strings.Split(sanitize(t), "\n") {
+				name := ""
+				if k == 0 {
+					name = names[j]
+				}
+				b.WriteString(strings.TrimRight(name+strings.Repeat(" ", nameW-width(name))+" | "+l, " ") + "\n")
+			}
+		}
+	}
+	b.WriteByte('\n')
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -313,7 +580,8 @@ func center(s string, w int) string {
 
 // ---- CSV ----
 
-func writeCSV(w io.Writer, r *dpsql.Result) error {
+func writeCSV(w io.Writer, r *dpsql.Result, d display) error {
+	texts := cellTexts(r, d, "")
 	cw := csv.NewWriter(w)
 	record := make([]string, len(r.Columns))
 	for j, c := range r.Columns {
@@ -322,14 +590,8 @@ func writeCSV(w io.Writer, r *dpsql.Result) error {
 	if err := cw.Write(record); err != nil {
 		return err
 	}
-	for _, row := range r.Rows {
-		for j := range record {
-			record[j] = ""
-			if j < len(row) && row[j] != nil {
-				record[j] = text(row[j], r.Columns[j].Type)
-			}
-		}
-		if err := cw.Write(record); err != nil {
+	for _, row := range texts {
+		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}

@@ -51,6 +51,7 @@ func (s *session) interactive(ctx context.Context, opts Options) error {
 	defer st.Close()
 	st.SetCtrlCAborts(true)
 	st.SetMultiLineMode(true)
+	st.SetWordCompleter(s.completeWord)
 
 	var history string
 	if opts.Getenv != nil {
@@ -132,22 +133,23 @@ func (p *plainReader) ReadLine(prompt string) (string, error) {
 func (p *plainReader) AddHistory(entry string) { p.history = append(p.history, entry) }
 
 // repl reads statements line by line until each is complete, runs it and prints its results.
-// Lines starting with a backslash are meta-commands. Errors are printed and the loop goes on;
-// it ends at the end of input, on \q, or when output cannot be written.
+// Lines starting with a backslash between statements are meta-commands. Errors are printed
+// and the loop goes on (ON_ERROR_STOP applies to scripts only, as in psql); it ends at the
+// end of input, on \q, or when output cannot be written.
 func (s *session) repl(ctx context.Context, lr lineReader) error {
-	var buf strings.Builder
-	for {
+	sp := splitter{complete: s.complete}
+	for n := 1; ; n++ {
 		if err := s.flush(); err != nil {
 			return err
 		}
 		p := prompt
-		if buf.Len() > 0 {
+		if sp.pending() {
 			p = continuePrompt
 		}
 		line, err := lr.ReadLine(p)
 		switch {
 		case errors.Is(err, errInterrupted):
-			buf.Reset() // Ctrl-C drops the statement being typed
+			sp.reset() // Ctrl-C drops the statement being typed
 			continue
 		case errors.Is(err, io.EOF):
 			return s.flush()
@@ -157,109 +159,25 @@ func (s *session) repl(ctx context.Context, lr lineReader) error {
 		if s.sigs != nil && drain(s.sigs) {
 			// Ctrl-C at a prompt without line editing (a dumb terminal) is a signal: the
 			// kernel has dropped the line being typed, so drop the statement too.
-			buf.Reset()
+			sp.reset()
 		}
 
 		trimmed := strings.TrimSpace(line)
-		if buf.Len() == 0 && (trimmed == "" || trimmed == "exit" || trimmed == "quit") {
-			if trimmed != "" {
-				return s.flush()
-			}
-			continue
+		if !sp.pending() && (trimmed == "exit" || trimmed == "quit") {
+			return s.flush()
 		}
-		// Meta-commands are recognised only between statements, so a line of a multi-line
-		// string literal that starts with a backslash stays SQL.
-		if buf.Len() == 0 && strings.HasPrefix(trimmed, `\`) {
-			lr.AddHistory(trimmed)
-			err := s.meta(ctx, trimmed)
+		for _, it := range sp.feed(line, n) {
+			// History entries are single lines; spaces inside the line stay as typed, so a
+			// recalled string literal keeps its contents.
+			lr.AddHistory(strings.ReplaceAll(strings.TrimSpace(it.text), "\n", " "))
+			it.line, it.col = 1, 1 // errors point into the statement itself
+			err := s.do(ctx, "", it, true)
 			switch {
 			case errors.Is(err, errQuit):
 				return s.flush()
-			case err != nil && !errors.Is(err, ErrFailed):
-				_ = s.flush()
-				fmt.Fprintf(s.errw, "dpsql: %v\n", err)
+			case err != nil:
+				return err // output failed; nothing more can be shown
 			}
-			continue
-		}
-
-		buf.WriteString(line)
-		buf.WriteByte('\n')
-		stmt := buf.String()
-		if !s.complete(stmt) {
-			continue
-		}
-		buf.Reset()
-		// History entries are single lines; spaces inside the line stay as typed, so a
-		// recalled string literal keeps its contents.
-		lr.AddHistory(strings.ReplaceAll(strings.TrimSpace(stmt), "\n", " "))
-		if err := s.runScript(ctx, "", stmt); err != nil && !errors.Is(err, ErrFailed) {
-			return err // output failed; nothing more can be shown
 		}
 	}
-}
-
-const metaHelp = `Meta-commands:
-  \q                quit (also Ctrl-D, exit, quit)
-  \?                show this help
-  \dt               list tables (SHOW TABLES)
-  \budget           show the privacy budget (SHOW BUDGET)
-  \format [FORMAT]  show or set the output format: table, csv or json
-  \timing [on|off]  show how long each statement takes (no argument: toggle)
-
-End each SQL statement with ';'; a statement may span lines. Ctrl-C drops the
-statement being typed or cancels the one running.
-`
-
-// meta runs one backslash command. A failing statement returns an error wrapping ErrFailed
-// (already printed); a misused command returns a plain error for the caller to print.
-func (s *session) meta(ctx context.Context, line string) error {
-	fields := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line), ";"))
-	if len(fields) == 0 {
-		return nil
-	}
-	cmd, args := fields[0], fields[1:]
-	switch cmd {
-	case `\q`:
-		return errQuit
-	case `\?`, `\h`, `\help`:
-		_, err := io.WriteString(s.out, metaHelp)
-		return err
-	case `\dt`:
-		return s.runScript(ctx, "", "SHOW TABLES;")
-	case `\budget`:
-		return s.runScript(ctx, "", "SHOW BUDGET;")
-	case `\format`:
-		switch len(args) {
-		case 0:
-			fmt.Fprintf(s.out, "Output format is %s.\n", s.format)
-			return nil
-		case 1:
-			f, err := parseFormat(args[0])
-			if err != nil {
-				return fmt.Errorf(`\format: %w`, err)
-			}
-			s.format = f
-			fmt.Fprintf(s.out, "Output format is %s.\n", s.format)
-			return nil
-		}
-		return errors.New(`\format: want one argument: table, csv or json`)
-	case `\timing`:
-		switch {
-		case len(args) == 0:
-			s.timing = !s.timing
-		case len(args) == 1 && strings.EqualFold(args[0], "on"):
-			s.timing = true
-		case len(args) == 1 && strings.EqualFold(args[0], "off"):
-			s.timing = false
-		default:
-			return errors.New(`\timing: want on or off`)
-		}
-		state := "off"
-		if s.timing {
-			state = "on"
-		}
-		fmt.Fprintf(s.out, "Timing is %s.\n", state)
-		return nil
-	}
-	return fmt.Errorf(`invalid command %s; try \? for help`, sanitize(cmd))
 }

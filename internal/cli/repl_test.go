@@ -32,7 +32,7 @@ func newTestSession(eng Engine, transcript, errw io.Writer) *session {
 		eng:      eng,
 		out:      bufio.NewWriter(transcript),
 		errw:     errw,
-		format:   FormatTable,
+		disp:     plainDisplay(FormatTable),
 		complete: simpleComplete,
 	}
 }
@@ -73,18 +73,18 @@ LINE 1: BAD x;
 RULE: join-on-privacy-unit
 HINT: add USING (uid)
 NOTICE: budget is per database
-dpsql: invalid command \nope; try \? for help
-dpsql: \format: unknown format "xml" (want table, csv or json)
+dpsql: invalid command \nope; try \? for the list of commands
+dpsql: \pset format: unknown format "xml" (want table (aligned), unaligned, csv or json)
 `
 	if errw.String() != wantErr {
 		t.Errorf("stderr =\n%s\nwant\n%s", errw.String(), wantErr)
 	}
-	wantScripts := []string{"SELECT one;\n", "SELECT\n  two;\n", "SELECT one;\n", "BAD x;\n", "SHOW BUDGET;", "CREATE TABLE a; CREATE\nTABLE b;\n"}
+	wantScripts := []string{"SELECT one;", "SELECT\n  two;", "SELECT one;", "BAD x;", "SHOW BUDGET;", "CREATE TABLE a;", "CREATE\nTABLE b;"}
 	if !reflect.DeepEqual(eng.scripts, wantScripts) {
 		t.Errorf("scripts = %q\nwant %q", eng.scripts, wantScripts)
 	}
 	wantHistory := []string{"SELECT one;", "SELECT   two;", `\format json`, "SELECT one;", "BAD x;", `\format`,
-		`\format table`, `\budget`, `\nope`, `\format xml`, "CREATE TABLE a; CREATE TABLE b;", `\?`, `\q`}
+		`\format table`, `\budget`, `\nope`, `\format xml`, "CREATE TABLE a;", "CREATE TABLE b;", `\?`, `\q`}
 	if !reflect.DeepEqual(lr.history, wantHistory) {
 		t.Errorf("history = %q\nwant %q", lr.history, wantHistory)
 	}
@@ -137,7 +137,7 @@ func TestREPLCtrlC(t *testing.T) {
 	if err := s.repl(context.Background(), lr); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"SELECT one;\n"}; !reflect.DeepEqual(eng.scripts, want) {
+	if want := []string{"SELECT one;"}; !reflect.DeepEqual(eng.scripts, want) {
 		t.Errorf("scripts = %q, want %q", eng.scripts, want)
 	}
 	wantPrompts := []string{prompt, continuePrompt, prompt, prompt, prompt}

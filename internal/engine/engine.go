@@ -559,6 +559,7 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 		return nil, e.failedAfterData(q, cost, err)
 	}
 	out := rowsResult(res.Columns, res.Types, res.Rows)
+	out.Noise = res.Noise
 	out.Notices = append(out.Notices, chargeNotice(cost, st))
 	out.charged(cost, st)
 	return out, nil

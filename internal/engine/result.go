@@ -17,6 +17,13 @@ type Result struct {
 	// Rows hold Go values: nil (NULL), int64, float64, string, bool, time.Time, []any, or
 	// *big.Int for integers beyond int64.
 	Rows [][]any
+	// Noise, for an anonymized query's release, is per column the standard deviation of the
+	// noise in its values, known from public parameters only (epsilon, delta, kappa, bounds):
+	// 0 for an exact column (a key), NaN for a noisy column whose error depends on the data
+	// (averages, quantiles, expressions over released values). Nil for other statements and
+	// for queries with anonymized parts. The command prints noisy values with the digits
+	// their noise leaves meaningful.
+	Noise []float64
 	// Tag is a short completion word, like psql's: "SELECT 3", "CREATE VIEW", "SET BUDGET".
 	Tag string
 	// Notices are extra lines for the user: what a query charged and what remains, that the

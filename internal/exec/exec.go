@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 
@@ -19,6 +20,11 @@ type Result struct {
 	Columns []string
 	Types   []string
 	Rows    [][]any
+	// Noise is, per column, the standard deviation of the noise in its values: 0 for a key
+	// (exact), the mechanism's for an aggregate output whose noise depends on public
+	// parameters only (NoiseReporter), NaN for other noisy columns (averages, quantiles,
+	// expressions over released values, interval bounds).
+	Noise []float64
 	// StageSQL is the SQL the database ran, for EXPLAIN ANALYZE and debugging.
 	StageSQL string
 	// Groups and Released count the groups seen and released.
@@ -620,6 +626,7 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 		res.Columns = outputNames(q)
 		res.Types = reorderTypes(q, table.Types)
 		res.Rows = reorder(q, table.Rows)
+		res.Noise = pr.noise(q.Outputs, len(res.Columns))
 		return res, nil
 	}
 	sql, err := sqlgen.Release(post, pr.dialect, table)
@@ -631,7 +638,29 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 		return nil, fmt.Errorf("post-processing the released values: %w", err)
 	}
 	res.Columns, res.Types, res.Rows = out.Columns, out.Types, out.Values
+	res.Noise = pr.noise(post.Outputs, len(res.Columns))
 	return res, nil
+}
+
+// noise is the Noise of a result whose columns are outputs (ncol of them; if the counts
+// differ, every column is noisy of unknown scale). Each value is public: it depends on the
+// plan's parameters only, never on the data.
+func (pr *Prepared) noise(outputs []*analyzer.Output, ncol int) []float64 {
+	out := make([]float64, ncol)
+	rep, _ := pr.Release.(NoiseReporter)
+	for i := range out {
+		out[i] = math.NaN()
+		if len(outputs) != ncol {
+			continue
+		}
+		switch o := outputs[i]; {
+		case o.Key >= 0:
+			out[i] = 0
+		case o.Agg >= 0 && rep != nil && pr.Plan.Aggregates[o.Agg].Report == nil:
+			out[i] = rep.NoiseStddev(o.Agg)
+		}
+	}
+	return out
 }
 
 // direct reports whether the outputs are exactly keys and aggregates with nothing to

@@ -30,6 +30,13 @@ type Release interface {
 	Describe() []string
 }
 
+// NoiseReporter is a Release that knows, before any data is read, the standard deviation
+// of the noise it adds to aggregate j (NaN when it depends on the data). The command uses it
+// to print noisy values with as many digits as their noise leaves meaningful.
+type NoiseReporter interface {
+	NoiseStddev(j int) float64
+}
+
 // Summary is aggregate j's exact state for one group, as the stage SQL computed it.
 type Summary struct {
 	// Units is the group's number of privacy units (after contribution bounding).

@@ -134,6 +134,30 @@ func Level(a *plan.Aggregate, level float64) float64 {
 	return level
 }
 
+// NoiseStddev is the standard deviation of the noise added to aggregate j's value when it
+// depends on public parameters only (epsilon, delta, kappa, bounds): counts and sums. Other
+// aggregates (averages, variances, quantiles), whose error depends on the data, give NaN.
+func (r *secureRelease) NoiseStddev(j int) float64 {
+	var sens float64
+	switch p := r.protos[j].(type) {
+	case *countAcc:
+		sens = p.proto.Sensitivity()
+	case *sumAcc:
+		sens = p.proto.Sensitivity()
+	default:
+		return math.NaN()
+	}
+	a := r.aggs[j]
+	m, err := noise.New(a.Noise, noise.Params{Epsilon: a.Epsilon, Delta: a.Delta, L0: a.Kappa, LInf: sens})
+	if err != nil {
+		return math.NaN()
+	}
+	if a.Noise == noise.Gaussian {
+		return m.Scale()
+	}
+	return math.Sqrt2 * m.Scale() // a Laplace distribution of scale b has variance 2b²
+}
+
 func (r *secureRelease) Describe() []string {
 	lines := []string{"partition selection: " + r.sel.Describe()}
 	for j, p := range r.protos {

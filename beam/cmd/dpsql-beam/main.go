@@ -162,7 +162,8 @@ func (quiet) Log(context.Context, blog.Severity, int, string) {}
 var dpsqlFlags = map[string]bool{
 	"c": true, "command": true, "f": true, "file": true, "init": true, "owner": true, "format": true,
 	"confidence": true, "timeout": true, "memory-limit": true, "q": true, "quiet": true, "h": true,
-	"help": true, "version": true, "p": true, "parameter": true,
+	"help": true, "version": true, "p": true, "parameter": true, "v": true, "set": true, "variable": true,
+	"full-precision": true,
 }
 
 // splitArgs separates dpsql's arguments (and positionals) from Beam's flags and --ledger.

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// item is one thing a script or the prompt asks for: a SQL statement or a backslash
+// meta-command line. Line and Col (1-based, Col in runes) are where it starts in its input,
+// so that an error in the statement is reported where it is in the file.
+type item struct {
+	meta      bool
+	text      string
+	line, col int
+}
+
+// splitter cuts input lines into items as psql reads a file or the terminal: a line that
+// starts with a backslash between statements is a meta-command (also after the last ';' of a
+// line), and SQL is cut after each ';' that completes a statement (outside strings, comments
+// and parentheses, as the complete function decides).
+type splitter struct {
+	complete func(string) bool
+	buf      strings.Builder
+	// line and col are where the statement in buf starts.
+	line, col int
+}
+
+// pending reports whether a statement has been started and not completed.
+func (sp *splitter) pending() bool { return sp.buf.Len() > 0 }
+
+// reset drops the statement being read (Ctrl-C at the prompt).
+func (sp *splitter) reset() { sp.buf.Reset() }
+
+// feed reads one line of input (without its newline), the n-th, and returns the items it
+// completes.
+func (sp *splitter) feed(line string, n int) []item {
+	var out []item
+	col := 1
+	for {
+		if sp.buf.Len() == 0 {
+			trimmed := strings.TrimSpace(line)
+			if trimmed == "" {
+				return out
+			}
+			lead := len(line) - len(strings.TrimLeft(line, " \t\r"))
+			col += len([]rune(line[:lead]))
+			line = line[lead:]
+			if strings.HasPrefix(trimmed, `\`) {
+				return append(out, item{meta: true, text: trimmed, line: n, col: col})
+			}
+			sp.line, sp.col = n, col
+		}
+		cut := sp.statementEnd(line)
+		if cut < 0 {
+			sp.buf.WriteString(line)
+			sp.buf.WriteByte('\n')
+			return out
+		}
+		sp.buf.WriteString(line[:cut])
+		out = append(out, item{text: sp.buf.String(), line: sp.line, col: sp.col})
+		sp.buf.Reset()
+		col += len([]rune(line[:cut]))
+		line = line[cut:]
+	}
+}
+
+// statementEnd is the length of the shortest prefix of line that completes the statement in
+// buf, or -1. Only a ';' can complete one, so only those prefixes are tried.
+func (sp *splitter) statementEnd(line string) int {
+	prefix := sp.buf.String()
+	for i := 0; i < len(line); i++ {
+		if line[i] == ';' && sp.complete(prefix+line[:i+1]) {
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// rest returns the statement left at the end of input without its ';' (psql runs it too).
+func (sp *splitter) rest() (item, bool) {
+	text := sp.buf.String()
+	sp.buf.Reset()
+	if strings.TrimSpace(text) == "" {
+		return item{}, false
+	}
+	return item{text: text, line: sp.line, col: sp.col}, true
+}
+
+// errStopped is returned when a statement of a script failed with ON_ERROR_STOP set: the
+// command exits with status 3, as psql does.
+var errStopped = errors.New("stopped at the first error (ON_ERROR_STOP)")
+
+// errCanceled ends a script whose statement was cancelled by Ctrl-C.
+var errCanceled = errors.New("canceled by user request")
+
+// runText runs a script (a -c argument, a -f file, standard input): its statements one at a
+// time and its meta-commands, in order. A failing statement prints its error; the script
+// goes on unless ON_ERROR_STOP is set (then errStopped). name (a file name or "") prefixes
+// error messages. It returns errQuit on \q.
+func (s *session) runText(ctx context.Context, name, text string) error {
+	sp := splitter{complete: s.complete}
+	for i, line := range strings.Split(text, "\n") {
+		for _, it := range sp.feed(line, i+1) {
+			if err := s.do(ctx, name, it, false); err != nil {
+				return err
+			}
+		}
+	}
+	if it, ok := sp.rest(); ok {
+		return s.do(ctx, name, it, false)
+	}
+	return nil
+}
+
+// do runs one item and reports its failure. It returns nil when the item failed but the
+// input goes on (the failure is recorded in s.failed), errStopped when it must stop, errQuit
+// for \q, and an output error when nothing more can be shown.
+func (s *session) do(ctx context.Context, name string, it item, interactive bool) error {
+	var err error
+	if it.meta {
+		err = s.meta(ctx, it.text)
+		switch {
+		case err == nil, errors.Is(err, errQuit):
+			return err
+		case errors.Is(err, errOutput), errors.Is(err, errStopped), errors.Is(err, errCanceled):
+			return err // (from a \i file)
+		case !errors.Is(err, ErrFailed):
+			_ = s.flush()
+			where := ""
+			if name != "" {
+				where = fmt.Sprintf("%s:%d: ", name, it.line)
+			}
+			fmt.Fprintf(s.errw, "dpsql: %s%v\n", where, err)
+		}
+	} else {
+		err = s.statement(ctx, name, it)
+		if err == nil || errors.Is(err, errOutput) {
+			return err
+		}
+		if _, ok := sqlerr.As(err); !ok && errors.Is(err, context.Canceled) && !interactive {
+			return errCanceled // Ctrl-C ends a script, as in psql
+		}
+	}
+	if interactive {
+		return nil // at the prompt an error is shown and forgotten, as in psql
+	}
+	s.failed = true
+	if s.onErrorStop {
+		return errStopped
+	}
+	return nil
+}
+
+// statement runs one SQL statement and prints its results, then its error if it failed
+// (already printed when the returned error wraps ErrFailed).
+func (s *session) statement(ctx context.Context, name string, it item) error {
+	start := time.Now()
+	results, err := s.execShowing(ctx, it.text)
+	elapsed := time.Since(start)
+	if perr := s.print(results); perr != nil {
+		return perr
+	}
+	if err != nil {
+		_ = s.flush()
+		fmt.Fprintln(s.errw, renderItemError(name, it, err))
+		err = fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	if s.timing {
+		fmt.Fprintf(s.out, "Time: %.3f ms\n", float64(elapsed.Microseconds())/1000)
+	}
+	if ferr := s.flush(); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// renderItemError renders err of statement it, with its position moved to where the
+// statement starts in its input (the line of a file, the column after an earlier statement
+// on the same line).
+func renderItemError(name string, it item, err error) string {
+	src := it.text
+	if e, ok := sqlerr.As(err); ok && e.Pos.IsValid() && (it.line > 1 || it.col > 1) {
+		moved := *e
+		if moved.Pos.Line == 1 {
+			moved.Pos.Col += it.col - 1
+		}
+		moved.Pos.Line += it.line - 1
+		src = strings.Repeat("\n", it.line-1) + strings.Repeat(" ", it.col-1) + it.text
+		moved.Pos.Offset = len(src) - len(it.text) + e.Pos.Offset
+		err = &moved
+	}
+	return renderError(name, src, err)
+}

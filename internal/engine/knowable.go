@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/dpsql/dpsql/internal/exec"
 	"github.com/dpsql/dpsql/internal/plan"
@@ -109,4 +110,16 @@ func withBoundsNeeds(err error, p *plan.Plan) error {
 		se.Hint += "; " + boundsText(b)
 	}
 	return err
+}
+
+// intervalNotice names the columns of a release with confidence intervals that have none:
+// those computed from released values by an expression intervals cannot be propagated
+// through (exec.IntervalColumns); "" when every column has one.
+func intervalNotice(p *plan.Plan) string {
+	none := exec.IntervalColumns(p)
+	if len(none) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("no confidence interval for %s: intervals go through ROUND, CEIL, FLOOR, TRUNC, numeric CASTs, unary minus, "+
+		"+, -, * and / only (docs/sql.md, \"Confidence intervals\")", strings.Join(none, ", "))
 }

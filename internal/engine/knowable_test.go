@@ -81,6 +81,9 @@ func TestNeedsNoticesIgnoreData(t *testing.T) {
 		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.1, delta=1e-7, kappa=2) city, ANON_SUM(salary CLAMPED BETWEEN 0 AND 10) AS s FROM people GROUP BY city",
 		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1, delta=1e-5, max_groups_contributed=1, min_privacy_units_per_group=50) city, COUNT(*) AS n FROM people GROUP BY city",
 		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) city, ANON_AVG(salary) AS a FROM people GROUP BY city HAVING ANON_AVG(salary) > 1e300",
+		// Intervals through post-processing, and the notice naming a column without one.
+		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1, confidence_level=0.9) city, " +
+			"ROUND(ANON_SUM(salary CLAMPED BETWEEN 0 AND 10), 1) AS r, ABS(ANON_SUM(salary CLAMPED BETWEEN 0 AND 10)) AS absolute FROM people GROUP BY city",
 	}
 	// Neighbours (noiseless: the releases are the same) and far apart databases (the
 	// releases differ: only the no-rows notice may, and it says the same where it appears).
@@ -126,6 +129,14 @@ func TestNeedsNoticesIgnoreData(t *testing.T) {
 			}
 			if len(r.Rows) == 0 && firstNoRows == "" {
 				t.Errorf("%s on %s: no rows and no notice explaining why", q, name)
+			}
+			if strings.Contains(q, "confidence_level") {
+				if cols := fmt.Sprint(r.Columns); cols != "[{city VARCHAR} {r DOUBLE} {r_lo DOUBLE} {r_hi DOUBLE} {absolute DOUBLE}]" {
+					t.Errorf("%s on %s: columns %s", q, name, cols)
+				}
+				if !strings.Contains(strings.Join(kept, "\n"), "no confidence interval for absolute: ") {
+					t.Errorf("%s on %s: notices %q", q, name, kept)
+				}
 			}
 			got := strings.Join(kept, "\n")
 			if first == "" {
@@ -199,4 +210,54 @@ func TestExplainSummaryFirst(t *testing.T) {
 	if res[0].Charge != nil {
 		t.Errorf("EXPLAIN charged %v", res[0].Charge)
 	}
+}
+
+// Confidence intervals through post-processing on both backends (the interval SQL must run
+// on each): exact in the noiseless mode, where an interval is its value; a column without an
+// interval is named in a notice.
+func TestIntervalsPostProcessedBothBackends(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		env := newBudgetEnv(t, d)
+		e, err := engine.New(context.Background(), engine.Options{Backend: env.rec, Mechanisms: testmode.Noiseless{}, ConfidenceLevel: 0.9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Exec(context.Background(), `SELECT WITH ANONYMIZATION OPTIONS(epsilon=9, delta=1e-5, kappa=1) city,
+			ROUND(ANON_AVG(salary CLAMPED BETWEEN 0 AND 10000), 1) AS a,
+			ANON_SUM(salary CLAMPED BETWEEN 0 AND 10000) / ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS ratio,
+			-ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) * 2 + 1 AS lin,
+			ABS(ANON_SUM(salary CLAMPED BETWEEN 0 AND 10000)) AS absolute,
+			LEAST(ANON_SUM(salary CLAMPED BETWEEN 0 AND 10000), 5) AS least_of
+			FROM people GROUP BY city ORDER BY city`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res[0]
+		var names []string
+		for _, c := range r.Columns {
+			names = append(names, c.Name)
+		}
+		if got := strings.Join(names, ","); got != "city,a,a_lo,a_hi,ratio,ratio_lo,ratio_hi,lin,lin_lo,lin_hi,absolute,least_of" {
+			t.Fatalf("columns %s", got)
+		}
+		if len(r.Rows) != 3 {
+			t.Fatalf("rows %v", r.Rows)
+		}
+		for _, row := range r.Rows {
+			for _, k := range []int{1, 4, 7} {
+				if fmt.Sprint(row[k]) != fmt.Sprint(row[k+1]) || fmt.Sprint(row[k]) != fmt.Sprint(row[k+2]) {
+					t.Errorf("%s: value %v, interval [%v, %v]: noiseless intervals are the value", names[k], row[k], row[k+1], row[k+2])
+				}
+			}
+		}
+		found := false
+		for _, n := range r.Notices {
+			if strings.HasPrefix(n, "no confidence interval for absolute, least_of: ") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("notices %q", r.Notices)
+		}
+	})
 }

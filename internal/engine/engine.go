@@ -484,15 +484,7 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	}
 	out := rowsResult(res.Columns, res.Types, res.Rows)
 	out.Notices = append(out.Notices, chargeNotice(cost, st))
-	out.Notices = append(out.Notices, needsNotices(prep.Plan, "")...)
-	if s := intervalNotice(prep.Plan); s != "" {
-		out.Notices = append(out.Notices, s)
-	}
-	if len(out.Rows) == 0 {
-		if s := noRowsNotice(prep.Plan); s != "" {
-			out.Notices = append(out.Notices, s)
-		}
-	}
+	addReleaseNotices(out, prep.Plan, "")
 	out.charged(cost, st)
 	return out, nil
 }

@@ -123,3 +123,18 @@ func intervalNotice(p *plan.Plan) string {
 	return fmt.Sprintf("no confidence interval for %s: intervals go through ROUND, CEIL, FLOOR, TRUNC, numeric CASTs, unary minus, "+
 		"+, -, * and / only (docs/sql.md, \"Confidence intervals\")", strings.Join(none, ", "))
 }
+
+// addReleaseNotices adds to out, the result of a paid release of plan p (label as for
+// needsNotices), the notices that explain it from its options: what a group and implicit
+// bounds need, the columns without a confidence interval, and why there are no rows.
+func addReleaseNotices(out *Result, p *plan.Plan, label string) {
+	out.Notices = append(out.Notices, needsNotices(p, label)...)
+	if s := intervalNotice(p); s != "" {
+		out.Notices = append(out.Notices, s)
+	}
+	if len(out.Rows) == 0 {
+		if s := noRowsNotice(p); s != "" {
+			out.Notices = append(out.Notices, s)
+		}
+	}
+}

@@ -234,15 +234,7 @@ func (e *Engine) nestedAnon(ctx context.Context, n *analyzer.Nested, preps []*ex
 	for i, prep := range preps {
 		out.Notices = append(out.Notices, needsNotices(prep.Plan, partLabel(i, len(preps)+1))...)
 	}
-	out.Notices = append(out.Notices, needsNotices(outer.Plan, "outer query: ")...)
-	if s := intervalNotice(outer.Plan); s != "" {
-		out.Notices = append(out.Notices, s)
-	}
-	if len(out.Rows) == 0 {
-		if s := noRowsNotice(outer.Plan); s != "" {
-			out.Notices = append(out.Notices, s)
-		}
-	}
+	addReleaseNotices(out, outer.Plan, "outer query: ")
 	out.charged(total, st)
 	return out, nil
 }

@@ -47,7 +47,8 @@ func (r skewedRelease) Value(j int, s exec.Summary) (exec.Value, error) {
 	return v, err
 }
 
-// prepareWith plans query over t (privacy unit uid) with the given mechanisms.
+// prepareWith opens a fresh DuckDB database, creates table t from createSQL, declares it
+// private with privacy unit uid, and prepares query on it with the mechanisms m.
 func prepareWith(t *testing.T, m exec.Mechanisms, createSQL, query string, cols ...string) (*exec.Prepared, backend.Backend) {
 	t.Helper()
 	ctx := context.Background()
@@ -77,9 +78,6 @@ func prepareWith(t *testing.T, m exec.Mechanisms, createSQL, query string, cols 
 	}
 	pr, err := exec.Prepare(p, m, backend.DuckDB)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pr.Bind(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	return pr, b

@@ -30,7 +30,7 @@ import (
 // its own: the database's total still bounds it, shared with every other analyst.
 
 const accountOptionsHint = "the options are epsilon (> 0), delta (in [0, 1)), statement_timeout ('60s'), " +
-	"max_concurrent_queries (1 to 1000) and owner (TRUE or FALSE); NULL removes a limit: " +
+	"max_concurrent_queries (1 to 1000), owner (TRUE or FALSE) and, with ALTER ANALYST, allow_below_spent (TRUE sets an allowance below what was spent); NULL removes a limit: " +
 	"OPTIONS(epsilon = 10, delta = 1e-4, statement_timeout = '60s', max_concurrent_queries = 4, owner = FALSE)"
 
 // MaxConcurrentQueries is the largest max_concurrent_queries of an account.

@@ -11,5 +11,6 @@ type Column = engine.Column
 // integers beyond int64), a completion Tag ("SELECT 3", "CREATE VIEW", "SET BUDGET"), and
 // Notices for the user (what a query charged and what remains). A statement that charged the
 // privacy budget also has Charge (epsilon and delta) and Remaining (the budget left after it,
-// nil when the owner lifted the limit) as data.
+// nil when the owner lifted the limit) as data (see the example): a program can keep its own
+// account of what it spent without parsing notices.
 type Result = engine.Result

@@ -62,12 +62,52 @@ func errNoAccounts(analyst string) error {
 
 // SetTotal sets the total budget. total must be finite with epsilon > 0 and delta in [0, 1).
 // With unlimited true the limit is lifted (spends are still recorded, never refused); total
-// is then recorded as given and must be finite and non-negative.
+// is then recorded as given and must be finite and non-negative. A total below what was
+// already spent is refused (see SetTotalWith to allow it).
 func (l *Ledger) SetTotal(ctx context.Context, total Budget, unlimited bool) error {
-	if err := validTotal(total, unlimited); err != nil {
-		return err
+	_, err := l.SetTotalWith(ctx, total, TotalOptions{Unlimited: unlimited})
+	return err
+}
+
+// TotalOptions are the options of SetTotalWith.
+type TotalOptions struct {
+	// Unlimited lifts the limit (for non-private test data only).
+	Unlimited bool
+	// BelowSpent allows a total below what was already spent in epsilon or delta, which
+	// stops all spending until the total is raised again. Without it such a total is refused:
+	// it is almost always a mistake (a total meant as "this much more").
+	BelowSpent bool
+}
+
+// SetTotalWith sets the total budget as SetTotal does, with options, and returns the status
+// after the change. Whether the total is below what was spent is decided inside the Store's
+// transaction, on the status the change is made to.
+func (l *Ledger) SetTotalWith(ctx context.Context, total Budget, o TotalOptions) (Status, error) {
+	if err := validTotal(total, o.Unlimited); err != nil {
+		return Status{}, err
 	}
-	return l.s.SetTotal(ctx, total, unlimited)
+	return l.s.SetTotal(ctx, total, o.Unlimited, func(st Status) error {
+		if o.Unlimited || o.BelowSpent || !BelowSpent(total, st.Spent) {
+			return nil
+		}
+		return sqlerr.New(sqlerr.Pos{}, sqlerr.InvalidParameterValue,
+			"the new total (%s) is below what was already spent (%s): nothing more could be spent", total, st.Spent).
+			WithHint("give a total of at least what was spent (the total counts all spending since the budget was first set, it is not what is left); " +
+				"to stop all spending on purpose, add allow_below_spent = TRUE to the options")
+	})
+}
+
+// BelowSpent reports whether total is below spent in epsilon or in delta, by more than the
+// rounding Tolerance allows.
+func BelowSpent(total, spent Budget) bool {
+	below := func(t, s float64) bool {
+		if s <= t {
+			return false
+		}
+		ulp := math.Nextafter(t, math.Inf(1)) - t
+		return s-t > Tolerance*ulp
+	}
+	return below(total.Epsilon, spent.Epsilon) || below(total.Delta, spent.Delta)
 }
 
 func validTotal(b Budget, unlimited bool) error {

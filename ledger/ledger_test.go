@@ -24,11 +24,14 @@ func (m *memStore) Status(context.Context) (Status, error) {
 	return m.st, nil
 }
 
-func (m *memStore) SetTotal(_ context.Context, total Budget, unlimited bool) error {
+func (m *memStore) SetTotal(_ context.Context, total Budget, unlimited bool, allow func(Status) error) (Status, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := allow(m.st); err != nil {
+		return Status{}, err
+	}
 	m.st.Set, m.st.Unlimited, m.st.Total = true, unlimited, total
-	return nil
+	return m.st, nil
 }
 
 func (m *memStore) Spend(_ context.Context, c Charge, allow func(Status) error) (Status, error) {
@@ -235,5 +238,46 @@ func TestValidation(t *testing.T) {
 		if _, err := l.Prepare(c, "q"); code(err) != sqlerr.InvalidParameterValue {
 			t.Errorf("Prepare(%v): %v", c, err)
 		}
+	}
+}
+
+// A total below what was spent stops all spending: it is refused unless asked for, with the
+// spent amount in the message; asked for, it is set and nothing more can be spent.
+func TestSetTotalBelowSpent(t *testing.T) {
+	ctx := context.Background()
+	l := New(&memStore{})
+	if err := l.SetTotal(ctx, Budget{Epsilon: 3, Delta: 1e-5}, false); err != nil {
+		t.Fatal(err)
+	}
+	sp, _ := l.Prepare(Budget{Epsilon: 2, Delta: 4e-6}, "q")
+	if _, err := sp.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, total := range []Budget{{Epsilon: 1, Delta: 1e-5}, {Epsilon: 5, Delta: 1e-6}} {
+		err := l.SetTotal(ctx, total, false)
+		if code(err) != sqlerr.InvalidParameterValue || !strings.Contains(err.Error(), "epsilon=2, delta=4e-06") ||
+			!strings.Contains(err.(*sqlerr.Error).Hint, "allow_below_spent") {
+			t.Fatalf("total %v below the spent amount: %v", total, err)
+		}
+		if st, _ := l.Status(ctx); st.Total != (Budget{Epsilon: 3, Delta: 1e-5}) {
+			t.Fatalf("a refused total was set: %+v", st)
+		}
+	}
+	// Exactly what was spent, more, or unlimited: allowed without the word.
+	for _, total := range []Budget{{Epsilon: 2, Delta: 4e-6}, {Epsilon: 10, Delta: 1e-5}} {
+		if err := l.SetTotal(ctx, total, false); err != nil {
+			t.Fatalf("total %v: %v", total, err)
+		}
+	}
+	if err := l.SetTotal(ctx, Budget{}, true); err != nil {
+		t.Fatal(err)
+	}
+	st, err := l.SetTotalWith(ctx, Budget{Epsilon: 1, Delta: 1e-6}, TotalOptions{BelowSpent: true})
+	if err != nil || st.Total != (Budget{Epsilon: 1, Delta: 1e-6}) || st.Unlimited {
+		t.Fatalf("below spent, allowed: %+v, %v", st, err)
+	}
+	sp, _ = l.Prepare(Budget{Epsilon: 1e-9}, "q")
+	if _, err := sp.Commit(ctx); code(err) != sqlerr.BudgetExhausted {
+		t.Fatalf("a spend under a total below the spent amount: %v", err)
 	}
 }

@@ -87,8 +87,11 @@ type Charge struct {
 type Store interface {
 	// Status reads the current budget.
 	Status(ctx context.Context) (Status, error)
-	// SetTotal sets the total budget, or lifts the limit when unlimited is true.
-	SetTotal(ctx context.Context, total Budget, unlimited bool) error
+	// SetTotal sets the total budget, or lifts the limit when unlimited is true, if allow
+	// returns nil for the status read inside the same transaction (so that no spend can slip
+	// between the check and the change); otherwise it changes nothing and returns allow's
+	// error. It returns the status after the change.
+	SetTotal(ctx context.Context, total Budget, unlimited bool, allow func(Status) error) (Status, error)
 	// Spend records c if allow(status) returns nil for the status read inside the same
 	// transaction; otherwise it records nothing and returns allow's error.
 	//

@@ -222,6 +222,20 @@ func (b *ApproxBounds) threshold(p float64) float64 {
 	return -b.mech.Scale() * math.Log(2*pb)
 }
 
+// LowestThreshold is the noisy count a bin needs at the last, most lenient
+// threshold Result tries (the largest failure probability of the doubling
+// sequence that is at most MaxFailureProbability). It depends on the options
+// only: a bin of about this many values passes with probability one half, and
+// Result fails when no bin does. Callers use it to tell users, before any data
+// is read, how many values of one magnitude implicit bounds need.
+func (b *ApproxBounds) LowestThreshold() float64 {
+	p := b.fail
+	for p*2 <= b.maxFail {
+		p *= 2
+	}
+	return b.threshold(p)
+}
+
 // Result returns the estimated bounds, lower <= upper, each 0 or a signed
 // power of two. It spends the whole budget: every bin count gets noise once
 // (lazily, when the scan first reads it, which has the same distribution as

@@ -33,3 +33,24 @@ func TestApproxBoundsResultWithReport(t *testing.T) {
 		t.Error("an empty histogram gave a report")
 	}
 }
+
+// LowestThreshold is the threshold of Result's last attempt: an empty histogram whose one bin
+// holds that many values (noise aside) is where Result stops failing.
+func TestApproxBoundsLowestThreshold(t *testing.T) {
+	b, err := NewApproxBounds(BoundsOptions{Epsilon: 0.5, MaxContributions: 2, Scale: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := DefaultFailureProbability
+	for p*2 <= DefaultMaxFailureProbability {
+		p *= 2
+	}
+	want := b.threshold(p)
+	if got := b.LowestThreshold(); got != want || got >= b.threshold(DefaultFailureProbability) {
+		t.Fatalf("LowestThreshold %g, want %g (below the first threshold %g)", got, want, b.threshold(DefaultFailureProbability))
+	}
+	// The Laplace scale is MaxContributions/Epsilon = 4: the threshold is tens of scales.
+	if got := b.LowestThreshold(); got < 40 || got > 120 {
+		t.Fatalf("LowestThreshold %g for scale 4", got)
+	}
+}

@@ -30,7 +30,7 @@ import (
 // its own: the database's total still bounds it, shared with every other analyst.
 
 const accountOptionsHint = "the options are epsilon (> 0), delta (in [0, 1)), statement_timeout ('60s'), " +
-	"max_concurrent_queries (1 to 1000) and owner (TRUE or FALSE); NULL removes a limit: " +
+	"max_concurrent_queries (1 to 1000), owner (TRUE or FALSE) and, with ALTER ANALYST, allow_below_spent (TRUE sets an allowance below what was spent); NULL removes a limit: " +
 	"OPTIONS(epsilon = 10, delta = 1e-4, statement_timeout = '60s', max_concurrent_queries = 4, owner = FALSE)"
 
 // MaxConcurrentQueries is the largest max_concurrent_queries of an account.
@@ -200,7 +200,12 @@ func (e *Engine) alterAnalyst(ctx context.Context, s *ast.AlterAnalystStmt) (*Re
 			return nil, err
 		}
 	}
-	err := e.b.Tx(ctx, func(q backend.Querier) error {
+	belowSpent, opts, err := belowSpentOption(s.Options)
+	if err != nil {
+		return nil, err
+	}
+	var notice string
+	err = e.b.Tx(ctx, func(q backend.Querier) error {
 		a, ok, err := store.LookupAnalyst(ctx, q, s.Name.Name)
 		if err != nil {
 			return err
@@ -209,11 +214,14 @@ func (e *Engine) alterAnalyst(ctx context.Context, s *ast.AlterAnalystStmt) (*Re
 			return sqlerr.New(s.Name.Span().Start, sqlerr.UndefinedObject, "analyst %s does not exist", s.Name.Name).
 				WithHint("SHOW ANALYSTS lists the accounts; CREATE ANALYST %s PASSWORD '...' creates it", s.Name.Name)
 		}
-		allowanceAt, ownerAt, err := accountOptions(s.Options, &a)
+		allowanceAt, ownerAt, err := accountOptions(opts, &a)
 		if err == nil {
 			err = settle(s, &a, allowanceAt, ownerAt)
 		}
 		if err != nil {
+			return err
+		}
+		if notice, err = allowanceBelowSpent(s, a, allowanceAt, belowSpent); err != nil {
 			return err
 		}
 		if verifier != "" {
@@ -224,7 +232,40 @@ func (e *Engine) alterAnalyst(ctx context.Context, s *ast.AlterAnalystStmt) (*Re
 	if err != nil {
 		return nil, positioned(err, s)
 	}
-	return &Result{Tag: "ALTER ANALYST"}, nil
+	r := &Result{Tag: "ALTER ANALYST"}
+	if notice != "" {
+		r.Notices = []string{notice}
+	}
+	return r, nil
+}
+
+// allowanceBelowSpent checks an account's new allowance against what it already spent, as SET
+// BUDGET checks the total: an allowance below it stops the account's spending, so it is
+// refused unless allow_below_spent = TRUE (belowSpent), and then comes with a notice.
+func allowanceBelowSpent(s ast.Stmt, a store.Analyst, allowanceAt sqlerr.Pos, belowSpent bool) (notice string, err error) {
+	// A component without an allowance never binds: compare it as unbounded.
+	allowance := ledger.Budget{Epsilon: math.Inf(1), Delta: math.Inf(1)}
+	if a.AllowanceEpsilon != nil {
+		allowance.Epsilon = *a.AllowanceEpsilon
+	}
+	if a.AllowanceDelta != nil {
+		allowance.Delta = *a.AllowanceDelta
+	}
+	if !ledger.BelowSpent(allowance, a.Spent) {
+		return "", nil
+	}
+	if belowSpent {
+		return fmt.Sprintf("analyst %s's allowance is below what it already spent (%s): it can spend nothing more until the allowance is raised",
+			a.Name, a.Spent), nil
+	}
+	at := allowanceAt
+	if !at.IsValid() {
+		at = s.Span().Start
+	}
+	return "", sqlerr.New(at, sqlerr.InvalidParameterValue,
+		"the new allowance of analyst %s is below what it already spent (%s): it could spend nothing more", a.Name, a.Spent).
+		WithHint("give an allowance of at least what was spent (an allowance counts all the account's spending, it is not what is left); " +
+			"to stop the account's spending on purpose, add allow_below_spent = TRUE to the options")
 }
 
 func (e *Engine) dropAnalyst(ctx context.Context, s *ast.DropAnalystStmt) (*Result, error) {

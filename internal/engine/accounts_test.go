@@ -243,7 +243,7 @@ func TestAnalystAllowance(t *testing.T) {
 			CREATE ANALYST bob PASSWORD 'b'`)
 		ann, bob := s.open("ann"), s.open("bob")
 		res := mustExec(t, ann, fmt.Sprintf(anon, 0.5))
-		if n := res[0].Notices; len(n) != 1 || n[0] != "charged epsilon=0.5, delta=1e-05; you have epsilon=0.5, delta=9e-05 left (analyst ann)" {
+		if n := res[0].Notices; len(n) == 0 || n[0] != "charged epsilon=0.5, delta=1e-05; you have epsilon=0.5, delta=9e-05 left (analyst ann)" {
 			t.Errorf("ann's charge notice %q", n)
 		}
 		budget := func(e *engine.Engine) string {
@@ -330,4 +330,52 @@ func TestPositionalParameters(t *testing.T) {
 	wantErr(t, a, "SELECT name FROM cities WHERE city = $1", sqlerr.InvalidParameterValue, "query parameter $1: ", "", struct{}{})
 	// Anonymized queries take them too, in their options.
 	mustExec(t, a, "SELECT WITH ANONYMIZATION OPTIONS(epsilon=$1, delta=1e-5, kappa=1) city, ANON_COUNT(*) AS n FROM people GROUP BY city", 0.5)
+}
+
+// A total or an allowance below what was already spent stops all spending: it is refused
+// with the spent amount, unless allow_below_spent = TRUE says it is meant, and then it is set
+// with a notice, on both backends.
+func TestBudgetBelowSpent(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		s := newShared(t, d, accountsSetup+`;
+			CREATE ANALYST ann PASSWORD 'a' OPTIONS(epsilon = 3, delta = 1e-4)`)
+		ann := s.open("ann")
+		mustExec(t, ann, fmt.Sprintf(anon, 2.0))
+		// The database's total.
+		wantErr(t, s.owner, "SET BUDGET OPTIONS(epsilon=1, delta=1e-3)", sqlerr.InvalidParameterValue,
+			"the new total (epsilon=1, delta=0.001) is below what was already spent (epsilon=2, delta=1e-05)", "1:1")
+		wantErr(t, s.owner, "SET BUDGET OPTIONS(epsilon=5, delta=0)", sqlerr.InvalidParameterValue, "below what was already spent", "1:1")
+		wantErr(t, s.owner, "SET BUDGET OPTIONS(epsilon=1, delta=1e-3, allow_below_spent=1)", sqlerr.InvalidParameterValue,
+			"allow_below_spent must be TRUE or FALSE", "1:61")
+		wantErr(t, s.owner, "SET BUDGET OPTIONS(epsilon=1, delta=1e-3, allow_below_spent=FALSE)", sqlerr.InvalidParameterValue,
+			"below what was already spent", "1:1")
+		if got := rowsText(mustExec(t, s.owner, "SHOW BUDGET")[0]); !strings.HasPrefix(got, "total|10|0.001\n") {
+			t.Errorf("a refused total was set:\n%s", got)
+		}
+		// Exactly the spent amount needs no word.
+		if r := mustExec(t, s.owner, "SET BUDGET OPTIONS(epsilon=2, delta=1e-5)")[0]; len(r.Notices) != 0 {
+			t.Errorf("total equal to the spent amount: notices %q", r.Notices)
+		}
+		r := mustExec(t, s.owner, "SET BUDGET OPTIONS(epsilon=1, delta=1e-3, ALLOW_BELOW_SPENT=TRUE)")[0]
+		if len(r.Notices) != 1 || r.Notices[0] != "the total (epsilon=1, delta=0.001) is below what was already spent (epsilon=2, delta=1e-05): "+
+			"nothing more can be spent until the total is raised above it" {
+			t.Errorf("notices %q", r.Notices)
+		}
+		wantErr(t, ann, fmt.Sprintf(anon, 0.1), sqlerr.BudgetExhausted, "the database's privacy budget is exhausted", "1:8")
+		mustExec(t, s.owner, "SET BUDGET OPTIONS(epsilon=10, delta=1e-3)")
+
+		// An analyst's allowance.
+		wantErr(t, s.owner, "ALTER ANALYST ann SET OPTIONS(epsilon = 1)", sqlerr.InvalidParameterValue,
+			"the new allowance of analyst ann is below what it already spent (epsilon=2, delta=1e-05)", "1:31")
+		wantErr(t, s.owner, "ALTER ANALYST ann SET OPTIONS(delta = 1e-6)", sqlerr.InvalidParameterValue, "below what it already spent", "1:31")
+		mustExec(t, s.owner, "ALTER ANALYST ann SET OPTIONS(epsilon = NULL)") // no limit: never below
+		r = mustExec(t, s.owner, "ALTER ANALYST ann SET OPTIONS(epsilon = 1, allow_below_spent = TRUE)")[0]
+		if len(r.Notices) != 1 || r.Notices[0] != "analyst ann's allowance is below what it already spent (epsilon=2, delta=1e-05): "+
+			"it can spend nothing more until the allowance is raised" {
+			t.Errorf("notices %q", r.Notices)
+		}
+		wantErr(t, ann, fmt.Sprintf(anon, 0.1), sqlerr.BudgetExhausted, "your privacy allowance is exhausted", "1:8")
+		mustExec(t, s.owner, "ALTER ANALYST ann SET OPTIONS(epsilon = 3)")
+		mustExec(t, ann, fmt.Sprintf(anon, 0.1))
+	})
 }

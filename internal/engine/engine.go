@@ -556,11 +556,12 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	}
 	res, err := run(ctx, prep, e.b)
 	if err != nil {
-		return nil, e.failedAfterData(q, cost, err)
+		return nil, withBoundsNeeds(e.failedAfterData(q, cost, err), prep.Plan)
 	}
 	out := rowsResult(res.Columns, res.Types, res.Rows)
 	out.Noise = res.Noise
 	out.Notices = append(out.Notices, chargeNotice(cost, st))
+	addReleaseNotices(out, prep.Plan, "")
 	out.charged(cost, st)
 	return out, nil
 }
@@ -643,6 +644,7 @@ func explainResult(prep *exec.Prepared, cost ledger.Budget) *Result {
 	p := prep.Plan
 	var lines []string
 	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
+	add("%s", explainSummary(p, cost))
 	if p.Unbounded {
 		add("Anonymized aggregation (%d group keys, %d aggregates), kappa = NULL: contributions across groups not bounded (SET BUDGET UNLIMITED; no privacy guarantee)", len(p.Query.Keys), len(p.Aggregates))
 	} else {

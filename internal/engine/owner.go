@@ -184,9 +184,13 @@ func (e *Engine) setBudget(ctx context.Context, s *ast.SetBudgetStmt) (*Result, 
 			"the budget is the shared ledger's: only the owner of that database can set it").
 			WithHint("remove SET BUDGET from the setup, or set it there: dpsql --owner LEDGER -c \"SET BUDGET OPTIONS(epsilon=..., delta=...)\"")
 	}
+	belowSpent, opts, err := belowSpentOption(s.Options)
+	if err != nil {
+		return nil, err
+	}
 	var total ledger.Budget
 	seenEps := false
-	for _, o := range s.Options {
+	for _, o := range opts {
 		v, err := constFloat(o.Value)
 		if err != nil {
 			return nil, sqlerr.New(o.Value.Span().Start, sqlerr.InvalidParameterValue, "%s must be a number", o.Name.Name)
@@ -198,24 +202,52 @@ func (e *Engine) setBudget(ctx context.Context, s *ast.SetBudgetStmt) (*Result, 
 			total.Delta = v
 		default:
 			return nil, sqlerr.New(o.Span().Start, sqlerr.InvalidParameterValue, "unknown budget option %s", o.Name.Name).
-				WithHint("SET BUDGET OPTIONS(epsilon=..., delta=...)")
+				WithHint("SET BUDGET OPTIONS(epsilon=..., delta=...[, allow_below_spent=TRUE])")
 		}
 	}
 	if !s.Unlimited && !seenEps {
 		return nil, sqlerr.New(s.Span().Start, sqlerr.InvalidParameterValue, "SET BUDGET needs epsilon").
 			WithHint("SET BUDGET OPTIONS(epsilon=10, delta=1e-5), or SET BUDGET UNLIMITED for non-private test data")
 	}
-	if err := e.ledger.SetTotal(ctx, total, s.Unlimited); err != nil {
+	st, err := e.ledger.SetTotalWith(ctx, total, ledger.TotalOptions{Unlimited: s.Unlimited, BelowSpent: belowSpent})
+	if err != nil {
 		if se, ok := sqlerr.As(err); ok && !se.Pos.IsValid() {
 			se.Pos = s.Span().Start
 		}
 		return nil, err
 	}
 	r := &Result{Tag: "SET BUDGET"}
-	if s.Unlimited {
+	switch {
+	case s.Unlimited:
 		r.Notices = []string{"the privacy budget limit is lifted: queries are recorded but never refused; do this only for non-private test data"}
+	case ledger.BelowSpent(st.Total, st.Spent):
+		r.Notices = []string{fmt.Sprintf("the total (%s) is below what was already spent (%s): nothing more can be spent until the total is raised above it", st.Total, st.Spent)}
 	}
 	return r, nil
+}
+
+// belowSpentOption takes the option allow_below_spent = TRUE | FALSE out of the options of SET
+// BUDGET and ALTER ANALYST: with TRUE, a total (or an allowance) below what was already spent
+// is set, which stops all spending; without it, such a total is refused. It returns the
+// other options.
+func belowSpentOption(opts []*ast.Option) (allow bool, rest []*ast.Option, err error) {
+	seen := false
+	for _, o := range opts {
+		if !strings.EqualFold(o.Name.Name, "allow_below_spent") {
+			rest = append(rest, o)
+			continue
+		}
+		l, ok := o.Value.(*ast.Literal)
+		switch {
+		case seen:
+			return false, nil, sqlerr.New(o.Span().Start, sqlerr.InvalidParameterValue, "option %s is given twice", o.Name.Name)
+		case !ok || l.Kind != ast.BoolLit:
+			return false, nil, sqlerr.New(o.Value.Span().Start, sqlerr.InvalidParameterValue, "allow_below_spent must be TRUE or FALSE").
+				WithHint("allow_below_spent = TRUE sets a total below what was already spent, which stops all spending until it is raised")
+		}
+		seen, allow = true, l.Text == "TRUE"
+	}
+	return allow, rest, nil
 }
 
 func constFloat(x ast.Expr) (float64, error) {

@@ -7,12 +7,7 @@ import (
 	"testing"
 
 	"github.com/dpsql/dpsql/backend"
-	"github.com/dpsql/dpsql/backend/duckdb"
-	"github.com/dpsql/dpsql/internal/analyzer"
-	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/exec"
-	"github.com/dpsql/dpsql/internal/parser"
-	"github.com/dpsql/dpsql/internal/rewrite"
 )
 
 // The end-to-end privacy audit: the whole release path (per-unit aggregation, kappa
@@ -28,36 +23,7 @@ const auditQuery = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1.0986122886681098
 // with privacy unit uid, and prepares query on it with the production mechanisms.
 func prepare(t *testing.T, createSQL, query string, cols ...string) (*exec.Prepared, backend.Backend) {
 	t.Helper()
-	ctx := context.Background()
-	b, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	if err := b.Exec(ctx, createSQL); err != nil {
-		t.Fatal(err)
-	}
-	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid"}
-	for _, c := range cols {
-		rel.Columns = append(rel.Columns, catalog.Column{Name: c})
-	}
-	q, err := parser.ParseQuery(query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := analyzer.Analyze(q, catalog.New(rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := rewrite.Rewrite(an.(*analyzer.Query))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, err := exec.Prepare(p, exec.Secure{}, backend.DuckDB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pr, b
+	return prepareWith(t, exec.Secure{}, createSQL, query, cols...)
 }
 
 // stage runs the audit query's stage SQL once on a fresh database holding rows.

@@ -10,6 +10,7 @@ import (
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/dp/agg"
 	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -77,6 +78,7 @@ type Stager interface {
 // estimated first, the histogram queries that estimate them.
 func Prepare(p *plan.Plan, m Mechanisms, d backend.Dialect) (*Prepared, error) {
 	pr := &Prepared{Plan: p, m: m, dialect: d}
+	setIntervalLevels(p)
 	var err error
 	if pr.BoundsSQL, err = pr.boundsSQL(); err != nil {
 		return nil, err
@@ -735,21 +737,27 @@ func (pr *Prepared) Released(ctx context.Context, b backend.Backend) (*sqlgen.Re
 }
 
 // withIntervals adds, after each output that is exactly an aggregate without a report, two
-// outputs with the bounds of its confidence interval (a report holds its own).
+// outputs with the bounds of its confidence interval (a report holds its own), and after each
+// output computed from released values the bounds of its interval where one can be
+// propagated (intervals.go).
 func withIntervals(p *plan.Plan, level float64) *analyzer.Query {
 	q := p.Query
 	if level == 0 {
 		return q
 	}
+	spans := planIntervals(p, level).spans
 	c := *q
 	c.Outputs = nil
-	for _, o := range q.Outputs {
+	for k, o := range q.Outputs {
 		c.Outputs = append(c.Outputs, o)
-		if o.Agg >= 0 && p.Aggregates[o.Agg].Report == nil {
-			for _, suffix := range []string{"_lo", "_hi"} {
-				ref := analyzer.ColumnRefNamed(analyzer.AggColumn(o.Agg) + suffix)
-				c.Outputs = append(c.Outputs, &analyzer.Output{Name: o.Name + suffix, Expr: ref, Key: -1, Agg: -1})
-			}
+		var ends []ast.Expr
+		if s, ok := spans[k]; ok {
+			ends = []ast.Expr{s.lo, s.hi}
+		} else if o.Agg >= 0 && p.Aggregates[o.Agg].Report == nil {
+			ends = []ast.Expr{analyzer.ColumnRefNamed(analyzer.AggColumn(o.Agg) + "_lo"), analyzer.ColumnRefNamed(analyzer.AggColumn(o.Agg) + "_hi")}
+		}
+		for i, end := range ends {
+			c.Outputs = append(c.Outputs, &analyzer.Output{Name: o.Name + []string{"_lo", "_hi"}[i], Expr: end, Key: -1, Agg: -1})
 		}
 	}
 	return &c

@@ -126,10 +126,14 @@ func (r *secureRelease) Value(j int, s Summary) (Value, error) {
 }
 
 // Level is the confidence level of aggregate a's interval when the query asks for level:
-// a report always has one, at plan.ReportConfidenceLevel.
+// a report always has one, at plan.ReportConfidenceLevel; an aggregate that a post-processed
+// output combines with other noisy values has its own, higher one (a.IntervalLevel).
 func Level(a *plan.Aggregate, level float64) float64 {
 	if a.Report != nil {
 		return plan.ReportConfidenceLevel
+	}
+	if level > 0 && a.IntervalLevel > level {
+		return a.IntervalLevel
 	}
 	return level
 }

@@ -128,6 +128,10 @@ type Aggregate struct {
 	// report (Bounding, filled in with the bounds).
 	Report   *analyzer.Report
 	Bounding BoundingReport
+	// IntervalLevel, when above the plan's ConfidenceLevel, is the level of this aggregate's
+	// confidence interval: the executor raises it when a post-processed output combines the
+	// aggregate with other noisy values (a Bonferroni share, see internal/exec/intervals.go).
+	IntervalLevel float64
 }
 
 // ReportConfidenceLevel is the level of the confidence interval in reports, ZetaSQL's.

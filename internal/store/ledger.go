@@ -74,17 +74,38 @@ func readStatus(ctx context.Context, q backend.Querier) (ledger.Status, error) {
 	return st, nil
 }
 
-// SetTotal sets the total budget (or lifts the limit) and marks the budget set. What was spent
-// stays spent.
-func (s *LedgerStore) SetTotal(ctx context.Context, total ledger.Budget, unlimited bool) error {
+// SetTotal sets the total budget (or lifts the limit) and marks the budget set, if allow
+// accepts the status read in the same transaction. What was spent stays spent. On PostgreSQL
+// the budget row is locked first (dpsql.spend locks it too), so no charge is committed between
+// the check and the change; on DuckDB the change writes the row every spend writes, and one of
+// two concurrent transactions aborts.
+func (s *LedgerStore) SetTotal(ctx context.Context, total ledger.Budget, unlimited bool, allow func(ledger.Status) error) (ledger.Status, error) {
+	var after ledger.Status
 	err := s.b.Tx(ctx, func(q backend.Querier) error {
-		if _, err := readStatus(ctx, q); err != nil {
+		if s.b.Dialect() == backend.Postgres {
+			if _, err := q.Query(ctx, `SELECT id FROM dpsql.budget WHERE id = 1 FOR UPDATE`); err != nil {
+				return err
+			}
+		}
+		st, err := readStatus(ctx, q)
+		if err != nil {
 			return err
 		}
-		return q.Exec(ctx, `UPDATE dpsql.budget SET is_set = TRUE, unlimited = $1,
-			total_epsilon = $2, total_delta = $3 WHERE id = 1`, unlimited, total.Epsilon, total.Delta)
+		if err := allow(st); err != nil {
+			return err
+		}
+		if err := q.Exec(ctx, `UPDATE dpsql.budget SET is_set = TRUE, unlimited = $1,
+			total_epsilon = $2, total_delta = $3 WHERE id = 1`, unlimited, total.Epsilon, total.Delta); err != nil {
+			return err
+		}
+		st.Set, st.Unlimited, st.Total = true, unlimited, total
+		after = st
+		return nil
 	})
-	return explain(ctx, s.b, err)
+	if err != nil {
+		return ledger.Status{}, explain(ctx, s.b, err)
+	}
+	return after, nil
 }
 
 // Spend records c if allow accepts the status read in the same transaction, and returns the

@@ -55,7 +55,7 @@ func TestNotInitialized(t *testing.T) {
 	if _, err := ls.Spend(ctx, ledger.Charge{}, func(ledger.Status) error { return nil }); !errors.Is(err, store.ErrNotInitialized) {
 		t.Errorf("Spend: %v", err)
 	}
-	if err := ls.SetTotal(ctx, ledger.Budget{Epsilon: 1}, false); !errors.Is(err, store.ErrNotInitialized) {
+	if _, err := ls.SetTotal(ctx, ledger.Budget{Epsilon: 1}, false, func(ledger.Status) error { return nil }); !errors.Is(err, store.ErrNotInitialized) {
 		t.Errorf("SetTotal: %v", err)
 	}
 	if err := store.SetPublic(ctx, d, "t"); !errors.Is(err, store.ErrNotInitialized) {

@@ -179,10 +179,15 @@ func (d *DB) setup(ctx context.Context, opts Options) error {
 			"SET lock_configuration = true",
 		)
 	}
-	for _, s := range stmts {
-		if _, err := d.db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("duckdb: %s: %w", s, err)
-		}
+	if len(stmts) == 0 {
+		return nil
+	}
+	// One text, one round trip: the driver runs its statements in order and stops at the
+	// first that fails (lock_configuration, last, then never runs). They are dpsql's own, with
+	// paths quoted by quote.
+	text := strings.Join(stmts, ";\n")
+	if _, err := d.db.ExecContext(ctx, text); err != nil {
+		return fmt.Errorf("duckdb: %s: %w", text, err)
 	}
 	return nil
 }

@@ -164,21 +164,20 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	if len(pr.BoundsSQL) > 0 {
 		first = pr.BoundsSQL[0]
 	}
-	if _, err := b.Query(ctx, noRows(first)); err != nil {
+	check := noRows(first)
+	if post := pr.postProcessed(); post != nil {
+		sql, err := sqlgen.Release(post, pr.dialect, pr.releaseTable(pr.probe))
+		if err != nil {
+			return err
+		}
+		// Both bindings in one statement, one round trip: each branch returns no row.
+		check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(sql) + ")")
+	}
+	if _, err := b.Query(ctx, check); err != nil {
 		return err
 	}
 	if pr.Stager != nil {
 		if err := pr.Stager.Check(ctx, pr.Plan); err != nil {
-			return err
-		}
-	}
-	table := pr.releaseTable(pr.probe)
-	if post := pr.postProcessed(); post != nil {
-		sql, err := sqlgen.Release(post, pr.dialect, table)
-		if err != nil {
-			return err
-		}
-		if _, err := b.Query(ctx, noRows(sql)); err != nil {
 			return err
 		}
 	}

@@ -24,6 +24,10 @@ func TestShapeCacheExpires(t *testing.T) {
 	if _, ok := c.lookup("q"); ok {
 		t.Error("a decision ShapeTTL old was reused")
 	}
+	c.Clear()
+	if len(c.entries) != 0 {
+		t.Fatalf("Clear kept %d entries", len(c.entries))
+	}
 	for i := 0; i < maxShapes; i++ {
 		c.store(fmt.Sprint(i), false)
 	}

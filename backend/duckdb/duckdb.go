@@ -179,10 +179,15 @@ func (d *DB) setup(ctx context.Context, opts Options) error {
 			"SET lock_configuration = true",
 		)
 	}
-	for _, s := range stmts {
-		if _, err := d.db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("duckdb: %s: %w", s, err)
-		}
+	if len(stmts) == 0 {
+		return nil
+	}
+	// One text, one round trip: the driver runs its statements in order and stops at the
+	// first that fails (lock_configuration, last, then never runs). They are dpsql's own, with
+	// paths quoted by quote.
+	text := strings.Join(stmts, ";\n")
+	if _, err := d.db.ExecContext(ctx, text); err != nil {
+		return fmt.Errorf("duckdb: %s: %w", text, err)
 	}
 	return nil
 }
@@ -300,17 +305,22 @@ func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 // The check matters: the driver runs every statement of a multi-statement text, so without
 // it "COMMIT; CREATE TABLE ..." would end the read-only transaction and write. It uses
 // DuckDB's own parser (json_serialize_sql, which serialises SELECT statements only), so it
-// cannot disagree with DuckDB about where statements end.
+// cannot disagree with DuckDB about where statements end. The BEGIN and the check go to
+// DuckDB in one text (beginChecked, two statements of dpsql's own; the query is the check's
+// parameter, never part of the text), which saves a round trip on every analyst statement.
 func (d *DB) readOnly(ctx context.Context, query string, fn func(*sql.Conn) error) error {
 	c, err := d.db.Conn(ctx)
 	if err != nil {
 		return wrap(ctx, err)
 	}
 	defer c.Close()
-	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION READ ONLY"); err != nil {
-		return wrap(ctx, err)
-	}
-	if err := singleSelect(ctx, c, query); err != nil {
+	if begun, err := singleSelect(ctx, c, query); err != nil {
+		if !begun {
+			// The text failed (a cancellation, or the BEGIN itself): end the transaction if
+			// the BEGIN ran, and keep the text's error, not ROLLBACK's "no transaction".
+			_ = rollback(ctx, c)
+			return err
+		}
 		return errors.Join(err, rollback(ctx, c))
 	}
 	if err := fn(c); err != nil {
@@ -322,24 +332,31 @@ func (d *DB) readOnly(ctx context.Context, query string, fn func(*sql.Conn) erro
 	return nil
 }
 
-// singleSelect returns nil if query parses as exactly one SELECT statement.
-func singleSelect(ctx context.Context, c *sql.Conn, query string) error {
+// beginChecked starts the read-only transaction and parses its parameter, the analyst
+// statement, with DuckDB's parser: whether the parse failed, how many statements the text
+// holds, and the parser's message.
+const beginChecked = `BEGIN TRANSACTION READ ONLY;
+SELECT coalesce((j->>'error')::BOOLEAN, true),
+		coalesce(json_array_length(j->'statements'), 0), j->>'error_message'
+	FROM (SELECT json_serialize_sql($1::VARCHAR) AS j)`
+
+// singleSelect starts a read-only transaction on c and returns nil if query parses as exactly
+// one SELECT statement. begun reports that the transaction was certainly started (the text
+// ran); when the text failed, it may or may not have been.
+func singleSelect(ctx context.Context, c *sql.Conn, query string) (begun bool, err error) {
 	var failed bool
 	var n int64
 	var msg sql.NullString
-	err := c.QueryRowContext(ctx, `SELECT coalesce((j->>'error')::BOOLEAN, true),
-			coalesce(json_array_length(j->'statements'), 0), j->>'error_message'
-		FROM (SELECT json_serialize_sql($1::VARCHAR) AS j)`, query).Scan(&failed, &n, &msg)
-	if err != nil {
-		return wrap(ctx, err)
+	if err := c.QueryRowContext(ctx, beginChecked, query).Scan(&failed, &n, &msg); err != nil {
+		return false, wrap(ctx, err)
 	}
 	switch {
 	case failed:
-		return fmt.Errorf("duckdb: %w: %s", ErrNotSingleSelect, msg.String)
+		return true, fmt.Errorf("duckdb: %w: %s", ErrNotSingleSelect, msg.String)
 	case n != 1:
-		return fmt.Errorf("duckdb: %w: the text holds %d statements", ErrNotSingleSelect, n)
+		return true, fmt.Errorf("duckdb: %w: the text holds %d statements", ErrNotSingleSelect, n)
 	}
-	return nil
+	return true, nil
 }
 
 func rollback(ctx context.Context, c *sql.Conn) error {

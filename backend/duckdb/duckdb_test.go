@@ -518,3 +518,42 @@ func TestTxRetriesDeterministicConflict(t *testing.T) {
 		t.Fatalf("n = %v, %v; want 11", rows, err)
 	}
 }
+
+// TestAnalystCheckEndsItsTransaction: the read-only transaction starts in the same text as the
+// single-SELECT check; whether the check refuses the statement, the statement fails, or the
+// context is cancelled before it runs, the connection is left without a transaction (a
+// write transaction works next) and every analyst statement still runs read-only.
+func TestAnalystCheckEndsItsTransaction(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	o := open(t, path, Options{Mode: backend.Owner})
+	if err := o.Exec(ctx, "CREATE TABLE l (a BIGINT); CREATE SEQUENCE s"); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	d := open(t, path, Options{Mode: backend.Analyst})
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	attempts := []struct {
+		ctx context.Context
+		sql string
+	}{
+		{ctx, "COMMIT; INSERT INTO l VALUES (1)"},
+		{ctx, "SELEC 1"},
+		{ctx, "SELECT a / 0 FROM no_such_table"},
+		{ctx, "SELECT nextval('s')"},
+		{cancelled, "SELECT 1"},
+	}
+	for i, a := range attempts {
+		if _, err := d.Query(a.ctx, a.sql); err == nil {
+			t.Errorf("analyst Query %q succeeded", a.sql)
+		}
+		if err := d.Tx(ctx, func(q backend.Querier) error { return q.Exec(ctx, "INSERT INTO l VALUES ($1)", i) }); err != nil {
+			t.Fatalf("after %q: the next transaction fails: %v", a.sql, err)
+		}
+	}
+	rows, err := d.Query(ctx, "SELECT count(*) FROM l")
+	if err != nil || rows.Values[0][0] != int64(len(attempts)) {
+		t.Errorf("rows written by the transactions: %v, %v; want %d", rows, err, len(attempts))
+	}
+}

@@ -76,6 +76,9 @@ type Engine struct {
 	bound bool
 	// gen is the policy generation cat was loaded at (store.PolicyGeneration, see refresh).
 	gen int64
+	// shapes remembers how the session's stages bound contributions (exec.ShapeCache: a
+	// choice of speed only), cleared with each catalog load.
+	shapes *exec.ShapeCache
 }
 
 // New opens an engine on o.Backend: the owner's engine creates dpsql's schema if needed; an
@@ -88,7 +91,7 @@ func New(ctx context.Context, o Options) (*Engine, error) {
 	if o.ConfidenceLevel != 0 && !(o.ConfidenceLevel > 0 && o.ConfidenceLevel < 1) {
 		return nil, fmt.Errorf("engine: the confidence level must be in (0, 1), got %g", o.ConfidenceLevel)
 	}
-	e := &Engine{o: o, b: o.Backend, ledger: o.Ledger}
+	e := &Engine{o: o, b: o.Backend, ledger: o.Ledger, shapes: exec.NewShapeCache()}
 	if e.ledger == nil {
 		e.ledger = ledger.New(store.NewLedgerStore(o.Backend))
 	}
@@ -150,6 +153,7 @@ func (e *Engine) reload(ctx context.Context) error {
 		return err
 	}
 	e.cat, e.gen = cat, gen
+	e.shapes.Clear()
 	return nil
 }
 
@@ -522,7 +526,7 @@ func (e *Engine) prepare(ctx context.Context, q *analyzer.Query) (*exec.Prepared
 		return nil, ledger.Budget{}, sqlerr.New(q.Options.Pos, sqlerr.InvalidParameterValue, "these privacy parameters cannot be used: %v", err).
 			WithHint("epsilon=1e20 already gives noise-free results (for non-private test data); keep epsilon, bounds and kappa within the range a float64 noise grid can represent")
 	}
-	prep.Stager = e.o.Stager
+	prep.Stager, prep.Shapes = e.o.Stager, e.shapes
 	// Types of keys and values, from a query that reads no rows: the SQL normalises keys by
 	// them, and a key that could not be post-processed is refused here, before any charge.
 	if err := prep.Bind(ctx, e.b); err != nil {

@@ -55,6 +55,8 @@ type Prepared struct {
 	// (sqlgen.StageBinned): StageSQL is then that query, and BoundsSQL the histogram
 	// queries a Stager runs instead.
 	hist []sqlgen.BinLayout
+	// Shapes, when set, remembers chooseBounding's decisions across the session's queries.
+	Shapes *ShapeCache
 }
 
 // A Stager computes what a plan's stage query and implicit-bounds histogram queries compute,
@@ -230,21 +232,20 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	if len(pr.BoundsSQL) > 0 && !pr.OnePass() {
 		first = pr.BoundsSQL[0]
 	}
-	if _, err := b.Query(ctx, noRows(first)); err != nil {
+	check := noRows(first)
+	if post := pr.postProcessed(); post != nil {
+		sql, err := sqlgen.Release(post, pr.dialect, pr.releaseTable(pr.probe))
+		if err != nil {
+			return err
+		}
+		// Both bindings in one statement, one round trip: each branch returns no row.
+		check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(sql) + ")")
+	}
+	if _, err := b.Query(ctx, check); err != nil {
 		return err
 	}
 	if pr.Stager != nil {
 		if err := pr.Stager.Check(ctx, pr.Plan); err != nil {
-			return err
-		}
-	}
-	table := pr.releaseTable(pr.probe)
-	if post := pr.postProcessed(); post != nil {
-		sql, err := sqlgen.Release(post, pr.dialect, table)
-		if err != nil {
-			return err
-		}
-		if _, err := b.Query(ctx, noRows(sql)); err != nil {
 			return err
 		}
 	}
@@ -443,12 +444,18 @@ func (pr *Prepared) boundsSQL() ([]string, error) {
 // pair; otherwise the window over per-unit rows is cheaper (about 1.6 times the floor against
 // 3.4 on data where most units are in few groups). It reads statistics of a 1/64 sample of
 // the units; they decide only the speed (both forms keep the same groups for a given seed)
-// and are never shown, so they spend no budget. Timing is out of scope, as everywhere.
+// and are never shown, so they spend no budget. Timing is out of scope, as everywhere. With
+// pr.Shapes set, a decision taken for the same statistics query earlier in the session is
+// reused instead of reading the sample again (ShapeCache).
 func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error {
 	if pr.Stager != nil || !sqlgen.UsesPrefilter(pr.Plan, pr.dialect) {
 		return nil
 	}
-	rows, err := b.Query(ctx, sqlgen.ShapeStats(pr.Plan, pr.dialect))
+	stats := sqlgen.ShapeStats(pr.Plan, pr.dialect)
+	if window, ok := pr.Shapes.lookup(stats); ok {
+		return pr.setWindow(window)
+	}
+	rows, err := b.Query(ctx, stats)
 	if err != nil || len(rows.Values) != 1 {
 		return err
 	}
@@ -461,8 +468,16 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 		st[i] = float64(n)
 	}
 	units, nrows, pairs, removed := st[0], st[1], st[2], st[3]
-	if units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10) {
-		return nil // few data, or the prefilter's case: keep it
+	// Few data, or the prefilter's case: keep it.
+	window := !(units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10))
+	pr.Shapes.store(stats, window)
+	return pr.setWindow(window)
+}
+
+// setWindow makes the stage bound contributions with the window form when window is set.
+func (pr *Prepared) setWindow(window bool) error {
+	if !window {
+		return nil
 	}
 	pr.Plan.Window = true
 	return pr.reprint()

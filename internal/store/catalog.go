@@ -62,12 +62,17 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 // without a policy are hidden and not part of the catalog. A policy naming a relation that no
 // longer exists, or a privacy unit column that no longer exists, is an error that names them.
 func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, error) {
-	if err := requireInit(ctx, q); err != nil {
-		return nil, err
+	if dialectOf(q) == backend.Postgres {
+		// A failed read would abort a PostgreSQL transaction: check the schema first.
+		if err := requireInit(ctx, q); err != nil {
+			return nil, err
+		}
 	}
+	// On DuckDB every session loads the catalog as it starts, and the look-up of the schema
+	// in the catalog costs more than the reads: the schema is checked only when a read fails.
 	pol, err := q.Query(ctx, `SELECT name, kind, privacy_unit FROM dpsql.relations ORDER BY name`)
 	if err != nil {
-		return nil, fmt.Errorf("store: read dpsql.relations: %w", err)
+		return nil, explain(ctx, q, fmt.Errorf("store: read dpsql.relations: %w", err))
 	}
 	tabs, err := tablesOf(ctx, q)
 	if err != nil {
@@ -101,7 +106,7 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 		rels = append(rels, rel)
 	}
 	if err := loadDomains(ctx, q, rels); err != nil {
-		return nil, err
+		return nil, explain(ctx, q, err)
 	}
 	if len(missing) > 0 || len(badUnit) > 0 {
 		var parts []string

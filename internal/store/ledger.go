@@ -50,16 +50,24 @@ func (s *LedgerStore) StatusOf(ctx context.Context, analyst string) (ledger.Stat
 }
 
 func readStatus(ctx context.Context, q backend.Querier) (ledger.Status, error) {
-	rows, err := q.Query(ctx, `SELECT is_set, unlimited, total_epsilon, total_delta, spent_epsilon, spent_delta
-		FROM dpsql.budget WHERE id = 1`)
+	rows, err := q.Query(ctx, `SELECT `+statusColumns+` FROM dpsql.budget WHERE id = 1`)
 	if err != nil {
 		return ledger.Status{}, fmt.Errorf("store: read dpsql.budget: %w", err)
 	}
+	return statusOf(rows)
+}
+
+// statusColumns are the columns of dpsql.budget statusOf reads.
+const statusColumns = `is_set, unlimited, total_epsilon, total_delta, spent_epsilon, spent_delta`
+
+// statusOf reads the budget from the one row of statusColumns.
+func statusOf(rows *backend.Rows) (ledger.Status, error) {
 	if len(rows.Values) != 1 {
 		return ledger.Status{}, notInitialized()
 	}
 	r := rows.Values[0]
 	var st ledger.Status
+	var err error
 	if st.Set, err = asBool(r[0]); err != nil {
 		return st, err
 	}
@@ -117,10 +125,12 @@ func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(led
 	}
 	var after ledger.Status
 	err := s.b.Tx(ctx, func(q backend.Querier) error {
-		if err := q.Exec(ctx, `UPDATE dpsql.budget SET spends = spends + 1 WHERE id = 1`); err != nil {
-			return err
+		// The increment returns the budget it read: one statement instead of two.
+		rows, err := q.Query(ctx, `UPDATE dpsql.budget SET spends = spends + 1 WHERE id = 1 RETURNING `+statusColumns)
+		if err != nil {
+			return fmt.Errorf("store: read dpsql.budget: %w", err)
 		}
-		st, err := readStatus(ctx, q)
+		st, err := statusOf(rows)
 		if err != nil {
 			return err
 		}
@@ -150,18 +160,14 @@ func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(led
 				return err
 			}
 		}
-		rows, err := q.Query(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM dpsql.charges`)
-		if err != nil {
-			return err
-		}
-		id, err := asInt(rows.Values[0][0])
-		if err != nil {
-			return err
-		}
-		insert := `INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query) VALUES ($1, $2, $3, $4, $5)`
-		args := []any{id, c.At.UTC(), c.Cost.Epsilon, c.Cost.Delta, c.Query}
+		// The charge's id is the next one, found by the insert itself (the budget row written
+		// above serialises spends, so no two take the same id).
+		insert := `INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query)
+			SELECT COALESCE(MAX(id), 0) + 1, $1, $2, $3, $4 FROM dpsql.charges`
+		args := []any{c.At.UTC(), c.Cost.Epsilon, c.Cost.Delta, c.Query}
 		if analyst != nil {
-			insert = `INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query, analyst) VALUES ($1, $2, $3, $4, $5, $6)`
+			insert = `INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query, analyst)
+				SELECT COALESCE(MAX(id), 0) + 1, $1, $2, $3, $4, $5 FROM dpsql.charges`
 			args = append(args, analyst)
 		}
 		if err := q.Exec(ctx, insert, args...); err != nil {

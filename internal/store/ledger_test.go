@@ -2,9 +2,12 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
@@ -187,5 +190,46 @@ func TestLedgerDurableAndFailedQueriesFree(t *testing.T) {
 	sp, _ = l.Prepare(ledger.Budget{Epsilon: 50}, "big")
 	if st, err := sp.Commit(ctx); err != nil || st.Spent.Epsilon != 52 || !st.Unlimited {
 		t.Fatalf("unlimited spend: %+v, %v", st, err)
+	}
+}
+
+// TestLedgerChargesRecorded: each spend's charge is recorded whole (its own id, time, cost and
+// query text), in order, also across two handles whose spends conflict; the insert finds the
+// next id itself.
+func TestLedgerChargesRecorded(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	a, b := owner(t, path), owner(t, path)
+	la, lb := newLedger(t, a), ledger.New(store.NewLedgerStore(b))
+	if err := la.SetTotal(ctx, ledger.Budget{Epsilon: 10, Delta: 1e-5}, false); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().Add(-time.Second)
+	var want []ledger.Charge
+	for i, l := range []*ledger.Ledger{la, lb, la, lb, lb} {
+		c := ledger.Charge{Cost: ledger.Budget{Epsilon: 0.125 * float64(i+1), Delta: 1e-7}, Query: fmt.Sprintf("q%d 'quoted'", i)}
+		sp, err := l.Prepare(c.Cost, c.Query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sp.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, c)
+	}
+	spendConcurrently(t, []*ledger.Ledger{la, lb}, 6, ledger.Budget{Epsilon: 0.01})
+	charges, err := store.NewLedgerStore(a).Charges(ctx)
+	if err != nil || len(charges) != len(want)+6 {
+		t.Fatalf("charges %+v, %v", charges, err)
+	}
+	for i, w := range want {
+		c := charges[i]
+		if c.Cost != w.Cost || c.Query != w.Query || c.At.Before(before) || c.At.After(time.Now().Add(time.Second)) {
+			t.Errorf("charge %d: %+v, want %+v", i, c, w)
+		}
+	}
+	rows, err := a.Query(ctx, "SELECT count(DISTINCT id), count(*), min(id), max(id) FROM dpsql.charges")
+	if err != nil || !reflect.DeepEqual(rows.Values[0], []any{int64(11), int64(11), int64(1), int64(11)}) {
+		t.Errorf("charge ids: %v, %v", rows, err)
 	}
 }

@@ -32,11 +32,22 @@ var limitsStmts = []string{
 // not read the table gets an error saying which grant is missing, never "no limits".
 func ReadLimits(ctx context.Context, q backend.Querier) (limits.Limits, error) {
 	var l limits.Limits
-	exists, err := hasLimitsTable(ctx, q)
-	if err != nil || !exists {
-		return l, err
+	pg := dialectOf(q) == backend.Postgres
+	if pg {
+		// A failed read would abort a PostgreSQL transaction: look for the table first.
+		exists, err := hasLimitsTable(ctx, q)
+		if err != nil || !exists {
+			return l, err
+		}
 	}
 	rows, err := q.Query(ctx, `SELECT statement_timeout_ms, memory_limit_bytes FROM dpsql.limits WHERE id = 1`)
+	if err != nil && !pg {
+		// DuckDB: every session reads the limits as it starts, and the look-up in the
+		// catalog costs more than the read, so the table is looked for only when the read fails.
+		if exists, herr := hasLimitsTable(ctx, q); herr == nil && !exists {
+			return l, nil
+		}
+	}
 	if err != nil {
 		var state interface{ SQLState() string }
 		if errors.As(err, &state) && state.SQLState() == "42501" {

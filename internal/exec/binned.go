@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/dp/agg"
+	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
 )
@@ -140,6 +141,21 @@ func binnedSummary(a *plan.Aggregate, l sqlgen.BinLayout, row []any, col map[str
 		return Summary{}, err
 	}
 	var total dyadic
+	// Clamp to the bounds the sensitivity is computed from: for sums and averages the
+	// encoding's rounded bounds L' = round(Lower/Unit)*Unit and U', which differ from the
+	// drawn bounds when one is far smaller than the unit (an average over [-1, 2^44] has
+	// L' = 0). Values between L' and Lower are clamped to L', as the rounding of the stage
+	// with explicit bounds would; summing them exactly would put a group's sum outside
+	// Count*[L', U'] and make the release fail on one unit's value (outside review). L' and
+	// U' are bin edges too: each is the drawn bound or 0.
+	lower, upper := a.Lower, a.Upper
+	if a.Func == analyzer.Sum || a.Func == analyzer.Avg {
+		e := a.Encoding
+		if e.Unit <= 0 {
+			return Summary{}, fmt.Errorf("exec: %s has no encoding", a.Name)
+		}
+		lower, upper = float64(e.LowerUnits)*e.Unit, float64(e.UpperUnits)*e.Unit
+	}
 	var count int64
 	for _, e := range entries {
 		bin, neg, beyond, err := e.bin(l)
@@ -152,14 +168,14 @@ func binnedSummary(a *plan.Aggregate, l sqlgen.BinLayout, row []any, col map[str
 		}
 		count += e.count
 		switch {
-		case lo >= a.Upper:
-			total.addFloat(a.Upper, e.count)
-		case hi <= a.Lower:
-			total.addFloat(a.Lower, e.count)
-		case lo >= a.Lower && hi <= a.Upper && !beyond:
+		case lo >= upper:
+			total.addFloat(upper, e.count)
+		case hi <= lower:
+			total.addFloat(lower, e.count)
+		case lo >= lower && hi <= upper && !beyond:
 			total.add(e.sum, sqlgen.BinnedValueExp(a, l, bin))
 		default:
-			return Summary{}, fmt.Errorf("exec: the bounds [%g, %g] of %s cut histogram bin [%g, %g]", a.Lower, a.Upper, a.Name, lo, hi)
+			return Summary{}, fmt.Errorf("exec: the bounds [%g, %g] of %s cut histogram bin [%g, %g]", lower, upper, a.Name, lo, hi)
 		}
 	}
 	s := Summary{Units: units, Count: count}

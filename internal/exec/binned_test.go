@@ -35,6 +35,17 @@ func value(s Summary, unit float64) float64 {
 	return v
 }
 
+// encoded sets a's options and the encoding production gives it.
+func encoded(t *testing.T, a *plan.Aggregate) *plan.Aggregate {
+	a.Epsilon, a.Kappa, a.PerGroup = 1, 1, 1
+	e, err := Encoding(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Encoding = e
+	return a
+}
+
 // TestBinnedSummary: a group's clamped sum from its bins: bins inside the bounds count their
 // exact sums, bins beyond them each value as the bound (the values beyond the last edge too),
 // and a bound that cuts a bin is an error, never an approximation.
@@ -45,7 +56,7 @@ func TestBinnedSummary(t *testing.T) {
 		b, _ := new(big.Float).SetMantExp(big.NewFloat(v), 53-e).Int(nil)
 		return b
 	}
-	sum := &plan.Aggregate{Name: "ANON_SUM(v)", Func: analyzer.Sum, Lower: -8, Upper: 8, Encoding: plan.Encoding{Unit: math.Ldexp(1, 3-40)}}
+	sum := encoded(t, &plan.Aggregate{Name: "ANON_SUM(v)", Func: analyzer.Sum, Lower: -8, Upper: 8})
 	row, col := binnedRow(
 		[]int64{bin(3), bin(4), -bin(4), 1, floats.BeyondCode(), -bin(1)},
 		[]int64{2, 1, 1, 3, 1, 2},
@@ -61,12 +72,13 @@ func TestBinnedSummary(t *testing.T) {
 
 	cut := *sum
 	cut.Lower, cut.Upper = -6, 6
+	encoded(t, &cut)
 	if _, err := binnedSummary(&cut, floats, row, col, 0, 7); err == nil || !strings.Contains(err.Error(), "cut histogram bin") {
 		t.Errorf("bounds inside a bin: %v, want an error", err)
 	}
 
 	// An average over [8, 1024]: values below clamp up to 8, negative ones too.
-	avg := &plan.Aggregate{Name: "ANON_AVG(v)", Func: analyzer.Avg, Lower: 8, Upper: 1024, Encoding: plan.Encoding{Unit: math.Ldexp(1, 10-40)}}
+	avg := encoded(t, &plan.Aggregate{Name: "ANON_AVG(v)", Func: analyzer.Avg, Lower: 8, Upper: 1024})
 	row, col = binnedRow([]int64{1, -bin(2), bin(4), bin(11)}, []int64{1, 1, 2, 1},
 		[]*big.Int{big.NewInt(0), exact(-3, 2), exact(10+11, 4), exact(2000, 11)})
 	if s, err = binnedSummary(avg, floats, row, col, 0, 5); err != nil {
@@ -74,6 +86,25 @@ func TestBinnedSummary(t *testing.T) {
 	}
 	if got, want := value(s, avg.Encoding.Unit), 8+8+10+11+1024.0; got != want || s.Count != 5 {
 		t.Errorf("average: %v (count %d), want %v (5)", got, s.Count, want)
+	}
+
+	// An average over [-1, 2^44]: the unit is 2^4, so the lower bound the sensitivity uses is
+	// L' = 0, and values in [-1, 0) count as 0 (outside review: summing them exactly made
+	// the release fail on one unit's value). The summary merges into the mean.
+	wide := encoded(t, &plan.Aggregate{Name: "ANON_AVG(v)", Func: analyzer.Avg, Lower: -1, Upper: math.Ldexp(1, 44)})
+	row, col = binnedRow([]int64{-bin(0), 1, bin(5)}, []int64{3, 2, 1}, []*big.Int{exact(-1-0.75-0.625, 0), big.NewInt(0), exact(20, 5)})
+	if s, err = binnedSummary(wide, floats, row, col, 0, 6); err != nil {
+		t.Fatal(err)
+	}
+	if got := value(s, wide.Encoding.Unit); got != 20 || s.Count != 6 {
+		t.Errorf("average over [-1, 2^44]: %v (count %d), want 20 (6)", got, s.Count)
+	}
+	acc, err := newAccumulator(wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acc.release(s, 0); err != nil {
+		t.Errorf("average over [-1, 2^44]: the release refuses the summary: %v", err)
 	}
 
 	// Counts: integer bins of scale 1 (bin 0 holds 0 and 1), summed as they are.

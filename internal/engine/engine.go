@@ -514,17 +514,22 @@ func (e *Engine) prepare(ctx context.Context, q *analyzer.Query) (*exec.Prepared
 		}
 		q.Options.UnboundedAllowed = st.Unlimited
 	}
+	unusable := func(err error) error {
+		if _, ok := sqlerr.As(err); ok {
+			return err
+		}
+		return sqlerr.New(q.Options.Pos, sqlerr.InvalidParameterValue, "these privacy parameters cannot be used: %v", err).
+			WithHint("epsilon=1e20 already gives noise-free results (for non-private test data); keep epsilon, bounds and kappa within the range a float64 noise grid can represent")
+	}
 	p, err := rewrite.Rewrite(q)
 	if err != nil {
-		return nil, ledger.Budget{}, err
+		// The plan's own checks (an epsilon split into a share that underflows to 0, ...)
+		// are about the options, not the database (outside review).
+		return nil, ledger.Budget{}, unusable(err)
 	}
 	prep, err := exec.Prepare(p, e.o.Mechanisms, e.b.Dialect())
 	if err != nil {
-		if _, ok := sqlerr.As(err); ok {
-			return nil, ledger.Budget{}, err
-		}
-		return nil, ledger.Budget{}, sqlerr.New(q.Options.Pos, sqlerr.InvalidParameterValue, "these privacy parameters cannot be used: %v", err).
-			WithHint("epsilon=1e20 already gives noise-free results (for non-private test data); keep epsilon, bounds and kappa within the range a float64 noise grid can represent")
+		return nil, ledger.Budget{}, unusable(err)
 	}
 	prep.Stager, prep.Shapes = e.o.Stager, e.shapes
 	// Types of keys and values, from a query that reads no rows: the SQL normalises keys by

@@ -304,10 +304,12 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 	if err != nil {
 		return err
 	}
+	// The unit's type first: the stage SQL that setKeyTypes prints hashes units by it
+	// (sqlgen.UsesPrefilter on PostgreSQL).
+	pr.Plan.UnitType = probe.Types[len(probe.Types)-1]
 	if err := pr.setKeyTypes(probe.Types[:len(pr.Plan.Query.Keys)]); err != nil {
 		return err
 	}
-	pr.Plan.UnitType = probe.Types[len(probe.Types)-1]
 	pr.probe = probe
 	return nil
 }

@@ -114,6 +114,14 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 		b.WriteString("_dp_bounded AS (\n  SELECT * FROM _dp_per_unit\n)")
 		return keys
 	}
+	if h, ok := pgPriority(p, keys); ok && d == backend.Postgres {
+		// The prefilter's priorities and tie order: both forms keep the same groups for a
+		// seed, so which one the executor picks from the data's statistics changes nothing
+		// but the speed (a unit's choice must never depend on other units' data).
+		order := strings.Join(append([]string{h}, keys...), ", ")
+		fmt.Fprintf(b, "_dp_bounded AS (\n  SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY _dp_uid ORDER BY %s) AS _dp_rank FROM _dp_per_unit) AS _dp_ranked WHERE _dp_rank <= %d\n)", order, p.Kappa)
+		return keys
+	}
 	b.WriteString("_dp_bounded AS (\n" + boundContributions(d, keys, p.Kappa, p.Seed) + "\n)")
 	return keys
 }
@@ -214,7 +222,7 @@ func writePgPrefilter(b *strings.Builder, p *plan.Plan, keys, values, partials [
 // Only types listed here (and their normalised key forms) take the prefilter.
 var pgHashes = map[string]string{
 	"SMALLINT": "hashint4extended", "INTEGER": "hashint4extended", "BIGINT": "hashint8extended",
-	"NUMERIC": "hashnumericextended", "REAL": "hashfloat4extended",
+	"NUMERIC": "hash_numeric_extended", "REAL": "hashfloat4extended",
 	"DOUBLE PRECISION": "hashfloat8extended", "TEXT": "hashtextextended",
 	"CHARACTER VARYING": "hashtextextended", "UUID": "uuid_hash_extended",
 	"TIMESTAMP WITHOUT TIME ZONE": "timestamp_hash_extended", "INTERVAL": "interval_hash_extended",
@@ -231,7 +239,7 @@ func pgKeyHash(typ string) string {
 		return "hashtextextended"
 	}
 	if strings.HasPrefix(t, "NUMERIC(") {
-		return "hashnumericextended"
+		return "hash_numeric_extended"
 	}
 	return ""
 }

@@ -202,3 +202,83 @@ func openPG(t *testing.T) *postgres.DB {
 	}
 	return db
 }
+
+// TestPostgresPrefilterCrafted tries to get one unit into more groups than kappa, or into
+// one group twice, through the prefilter's priorities: BIGINT keys 0 and 2^32 + 1 hash alike
+// under every seed (hashint8extended folds the two halves of its argument), so they tie on the
+// priority; and a NUMERIC unit written 1.0 in some rows and 1.00 in others is one unit, which
+// a hash of its text would split. Each case must keep at most kappa groups for the unit, and
+// the unit at most once per group, under the prefilter and the window form alike.
+func TestPostgresPrefilterCrafted(t *testing.T) {
+	db := openPG(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, table, unitType, keyType string
+		kappa                          int64
+	}{
+		{"colliding keys", `SELECT CAST(5 AS BIGINT) AS uid, CAST(k AS BIGINT) AS k, CAST(1 AS DOUBLE PRECISION) AS v
+			FROM (VALUES (0), (4294967297), (0), (4294967297)) AS x(k)`, "BIGINT", "BIGINT", 1},
+		{"one unit, two spellings", `SELECT u AS uid, k, CAST(1 AS DOUBLE PRECISION) AS v
+			FROM (VALUES (CAST('1.0' AS NUMERIC), 1), (CAST('1.00' AS NUMERIC), 1), (CAST('1.000' AS NUMERIC), 2),
+			(CAST('1.0' AS NUMERIC), 3), (CAST('1.00' AS NUMERIC), 3), (CAST('1' AS NUMERIC), 4)) AS x(u, k)`, "NUMERIC", "INTEGER", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := db.Exec(ctx, "DROP TABLE IF EXISTS crafted"); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Exec(ctx, "CREATE TABLE crafted AS "+c.table); err != nil {
+				t.Fatal(err)
+			}
+			if c.name == "colliding keys" {
+				// The premise: the two keys' priorities tie under any seed.
+				rows, err := db.Query(ctx, `SELECT COUNT(DISTINCT hashint8extended(CAST(k AS BIGINT), 12345)) FROM (VALUES (0), (4294967297)) AS x(k)`)
+				if err != nil || rows.Values[0][0].(int64) != 1 {
+					t.Fatalf("the keys do not collide: %v %v", rows, err)
+				}
+			}
+			cat := catalog.New(&catalog.Relation{Name: "crafted", Kind: catalog.Private, PrivacyUnit: "uid",
+				Columns: []catalog.Column{{Name: "uid", Type: c.unitType}, {Name: "k", Type: c.keyType}, {Name: "v", Type: "DOUBLE PRECISION"}}})
+			q, err := parser.ParseQuery(fmt.Sprintf(`SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=%d) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 5) AS s FROM crafted GROUP BY k`, c.kappa))
+			if err != nil {
+				t.Fatal(err)
+			}
+			aq, err := analyzer.Analyze(q, cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := rewrite.Rewrite(aq.(*analyzer.Query))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := exec.Prepare(p, testmode.Noiseless{}, backend.Postgres); err != nil {
+				t.Fatal(err)
+			}
+			p.UnitType, p.KeyTypes = c.unitType, []string{c.keyType}
+			for seed := int64(-50); seed < 50; seed++ {
+				p.Seed = seed * 1000003
+				for _, window := range []bool{false, true} {
+					p.Window = window
+					sql, err := sqlgen.Stage(p, backend.Postgres)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rows, err := db.Query(ctx, sql)
+					if err != nil {
+						t.Fatalf("%v\n%s", err, sql)
+					}
+					total := int64(0)
+					for _, r := range rows.Values {
+						n := r[1].(int64)
+						if n > 1 {
+							t.Fatalf("seed %d window %v: group %v counts the one unit %d times", p.Seed, window, r[0], n)
+						}
+						total += n
+					}
+					if total > c.kappa {
+						t.Fatalf("seed %d window %v: the unit is in %d groups, kappa = %d\n%s", p.Seed, window, total, c.kappa, sql)
+					}
+				}
+			}
+		})
+	}
+}

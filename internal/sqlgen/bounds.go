@@ -217,41 +217,42 @@ func writePgPrefilter(b *strings.Builder, p *plan.Plan, keys, values, partials [
 }
 
 // pgHashes are PostgreSQL's seeded hash functions by the type of their argument (as
-// format_type prints it, upper case): each is its type's hash support function, so values
-// equal by the type's equality hash equally (1.0 and 1.00, -0 and 0, text by its collation).
-// Only types listed here (and their normalised key forms) take the prefilter.
-var pgHashes = map[string]string{
-	"SMALLINT": "hashint4extended", "INTEGER": "hashint4extended", "BIGINT": "hashint8extended",
-	"NUMERIC": "hash_numeric_extended", "REAL": "hashfloat4extended",
-	"DOUBLE PRECISION": "hashfloat8extended", "TEXT": "hashtextextended",
-	"CHARACTER VARYING": "hashtextextended", "UUID": "uuid_hash_extended",
-	"TIMESTAMP WITHOUT TIME ZONE": "timestamp_hash_extended", "INTERVAL": "interval_hash_extended",
+// format_type prints it, upper case), with a value of the type that stands in for NULL keys:
+// each is its type's hash support function, so values equal by the type's equality hash
+// equally (1.0 and 1.00, -0 and 0, text by its collation). Only types listed here (and the
+// text types, which keys are normalised to) take the prefilter.
+var pgHashes = map[string][2]string{
+	"SMALLINT": {"hashint4extended", "0"}, "INTEGER": {"hashint4extended", "0"},
+	"BIGINT": {"hashint8extended", "0"}, "NUMERIC": {"hash_numeric_extended", "0"},
+	"REAL": {"hashfloat4extended", "0"}, "DOUBLE PRECISION": {"hashfloat8extended", "0"},
+	"TEXT": {"hashtextextended", "''"}, "CHARACTER VARYING": {"hashtextextended", "''"},
+	"UUID":                        {"uuid_hash_extended", "CAST('00000000-0000-0000-0000-000000000000' AS UUID)"},
+	"TIMESTAMP WITHOUT TIME ZONE": {"timestamp_hash_extended", "CAST('epoch' AS TIMESTAMP)"},
+	"INTERVAL":                    {"interval_hash_extended", "CAST('0' AS INTERVAL)"},
 }
 
 // pgKeyHash is the hash function of a group key of type typ after NormaliseKey (text types
-// become TEXT COLLATE "C"), "" when it has none in pgHashes.
-func pgKeyHash(typ string) string {
+// become TEXT COLLATE "C") and its stand-in for NULL; ok is false when pgHashes has none.
+func pgKeyHash(typ string) (h [2]string, ok bool) {
 	t := strings.ToUpper(strings.TrimSpace(typ))
-	if f, ok := pgHashes[t]; ok {
-		return f
+	switch {
+	case NormaliseKey(backend.Postgres, "x", t) == `(CAST(x AS TEXT) COLLATE "C")`:
+		return pgHashes["TEXT"], true
+	case strings.HasPrefix(t, "NUMERIC("):
+		return pgHashes["NUMERIC"], true
 	}
-	if NormaliseKey(backend.Postgres, "x", t) == `(CAST(x AS TEXT) COLLATE "C")` {
-		return "hashtextextended"
-	}
-	if strings.HasPrefix(t, "NUMERIC(") {
-		return "hash_numeric_extended"
-	}
-	return ""
+	h, ok = pgHashes[t]
+	return h, ok
 }
 
 // pgPriority is the PostgreSQL priority of a row's (unit, group) from its columns in
 // _dp_rows, and whether the unit's and keys' types have hash functions (pgHashes): the unit
-// hashed with the seed, each key hashed with the previous hash as its seed (a NULL key gives
-// the previous hash hashed again), and the result hashed once more with the seed. Without the
-// last step the choice is not uniform over kappa-subsets (lookup3 chained through its seed
-// orders one unit's keys the same way for many seeds; see priority);
-// TestPostgresPriorityUniform checks the whole expression. Typed hashes cost no text
-// rendering, about a tenth of priority's text of the row.
+// hashed with the seed, each key hashed with the previous hash as its seed (a NULL key is
+// its type's stand-in hashed with the previous hash XOR 1, so it differs from the stand-in),
+// and the result hashed once more with the seed. Without the last step the choice is not
+// uniform over kappa-subsets (lookup3 chained through its seed orders one unit's keys the
+// same way for many seeds; see priority); TestPostgresPriorityUniform checks the whole
+// expression. Typed hashes render no text per row, unlike priority's text of the row.
 func pgPriority(p *plan.Plan, keys []string) (string, bool) {
 	// Units are not normalised: only their own type's hash will do (a CITEXT unit hashed as
 	// TEXT would tell 'a' from 'A', which its equality does not).
@@ -259,13 +260,13 @@ func pgPriority(p *plan.Plan, keys []string) (string, bool) {
 	if !ok || len(p.KeyTypes) != len(keys) {
 		return "", false
 	}
-	h := fmt.Sprintf("%s(_dp_uid, %d)", unit, p.Seed)
+	h := fmt.Sprintf("%s(_dp_uid, %d)", unit[0], p.Seed)
 	for i, k := range keys {
-		f := pgKeyHash(p.KeyTypes[i])
-		if f == "" {
+		f, ok := pgKeyHash(p.KeyTypes[i])
+		if !ok {
 			return "", false
 		}
-		h = fmt.Sprintf("COALESCE(%s(%s, %s), hashint8extended(%s, 1))", f, k, h, h)
+		h = fmt.Sprintf("%s(COALESCE(%s, %s), %s # CAST(CAST(%s IS NULL AS INTEGER) AS BIGINT))", f[0], k, f[1], h, k)
 	}
 	return fmt.Sprintf("hashint8extended(%s, %d)", h, p.Seed), true
 }
@@ -295,7 +296,7 @@ func ShapeStats(p *plan.Plan, d backend.Dialect) string {
 	sample := "hash(_dp_uid) % 64 = 0"
 	if d == backend.Postgres {
 		// UsesPrefilter: the unit's type has a hash function.
-		sample = fmt.Sprintf("(%s(_dp_uid, 0) & 63) = 0", pgHashes[strings.ToUpper(strings.TrimSpace(p.UnitType))])
+		sample = fmt.Sprintf("(%s(_dp_uid, 0) & 63) = 0", pgHashes[strings.ToUpper(strings.TrimSpace(p.UnitType))][0])
 	}
 	fmt.Fprintf(&b, "_dp_pairs AS (SELECT %s, COUNT(*) AS r FROM _dp_rows WHERE %s GROUP BY %s)\n", group, sample, group)
 	fmt.Fprintf(&b, "SELECT COUNT(*), COALESCE(SUM(rows), 0), COALESCE(SUM(pairs), 0), COALESCE(SUM(GREATEST(pairs - %d, 0)), 0) FROM (SELECT _dp_uid, SUM(r) AS rows, COUNT(*) AS pairs FROM _dp_pairs GROUP BY _dp_uid) AS u", p.Kappa)

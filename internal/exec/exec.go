@@ -373,6 +373,9 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 	if err != nil {
 		return err
 	}
+	// The unit's type first: the stage SQL that setKeyTypes prints hashes units by it
+	// (sqlgen.UsesPrefilter on PostgreSQL).
+	pr.Plan.UnitType = probe.Types[len(probe.Types)-1]
 	nk := len(pr.Plan.Query.Keys)
 	if err := checkArgTypes(pr.Plan.Query, probe.Types[nk:], pr.dialect); err != nil {
 		return err
@@ -381,7 +384,6 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 	if err := pr.setKeyTypes(probe.Types[:nk]); err != nil {
 		return err
 	}
-	pr.Plan.UnitType = probe.Types[len(probe.Types)-1]
 	pr.probe = probe
 	return nil
 }

@@ -116,6 +116,14 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 		b.WriteString("_dp_bounded AS (\n  SELECT * FROM _dp_per_unit\n)")
 		return keys
 	}
+	if h, ok := pgPriority(p, keys); ok && d == backend.Postgres {
+		// The prefilter's priorities and tie order: both forms keep the same groups for a
+		// seed, so which one the executor picks from the data's statistics changes nothing
+		// but the speed (a unit's choice must never depend on other units' data).
+		order := strings.Join(append([]string{h}, keys...), ", ")
+		fmt.Fprintf(b, "_dp_bounded AS (\n  SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY _dp_uid ORDER BY %s) AS _dp_rank FROM _dp_per_unit) AS _dp_ranked WHERE _dp_rank <= %d\n)", order, p.Kappa)
+		return keys
+	}
 	b.WriteString("_dp_bounded AS (\n" + boundContributions(d, keys, p.Kappa, p.Seed) + "\n)")
 	return keys
 }
@@ -163,6 +171,10 @@ const maxPrefilterKappa = 16
 // if two of a unit's groups collide on h (one contribution then covers both: their keys are
 // taken with min()), so a unit never reaches more than kappa groups.
 func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, values, partials []string) {
+	if d == backend.Postgres {
+		writePgPrefilter(b, p, keys, values, partials)
+		return
+	}
 	k := p.Kappa
 	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
 	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed GROUP BY 1\n),\n")
@@ -180,10 +192,99 @@ func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, v
 	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
 }
 
+// writePgPrefilter is PostgreSQL's prefilter: contributions are bounded on the rows, before
+// the per-unit aggregation, with one sort and no hash aggregation of all (unit, group) pairs.
+// Every row gets its group's priority _dp_h (pgPriority: typed hashes, no text); a
+// dense_rank over each unit's rows ordered by (_dp_h, keys) numbers the unit's distinct
+// groups in priority order, and the rows of the first kappa are aggregated, grouped by (unit,
+// _dp_h, keys). The rows arrive sorted by that grouping, so PostgreSQL aggregates them
+// without another sort or hash table, where the window form (boundContributions) hashes every
+// pair (which spills past work_mem when units are many) and then sorts them again.
+//
+// The keys in the ORDER BY make the rank count distinct groups even when two of a unit's
+// groups collide on _dp_h, so a unit never reaches more than kappa groups; the ranks are the
+// window form's row numbers when nothing collides, so both forms keep the same groups for a
+// given seed. _dp_h is the same for every row of a (unit, group), since the typed hashes agree
+// with their type's equality and the keys are normalised (NormaliseKey).
+func writePgPrefilter(b *strings.Builder, p *plan.Plan, keys, values, partials []string) {
+	d := backend.Postgres
+	h, _ := pgPriority(p, keys)
+	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", h)
+	order := strings.Join(append([]string{"_dp_h"}, keys...), ", ")
+	fmt.Fprintf(b, "_dp_kept AS (\n  SELECT * FROM (SELECT *, dense_rank() OVER (PARTITION BY _dp_uid ORDER BY %s) AS _dp_grank FROM _dp_hashed) AS _dp_g WHERE _dp_grank <= %d\n),\n", order, p.Kappa)
+	part := append([]string{"_dp_uid", "_dp_h"}, keys...)
+	from := writeRanks(b, p, d, keys, part, values, "_dp_kept")
+	cols := append(append(append([]string(nil), keys...), "_dp_uid"), partials...)
+	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + from + "\n  GROUP BY " + strings.Join(part, ", ") + "\n)")
+}
+
+// pgHashes are PostgreSQL's seeded hash functions by the type of their argument (as
+// format_type prints it, upper case), with a value of the type that stands in for NULL keys:
+// each is its type's hash support function, so values equal by the type's equality hash
+// equally (1.0 and 1.00, -0 and 0, text by its collation). Only types listed here (and the
+// text types, which keys are normalised to) take the prefilter.
+var pgHashes = map[string][2]string{
+	"SMALLINT": {"hashint4extended", "0"}, "INTEGER": {"hashint4extended", "0"},
+	"BIGINT": {"hashint8extended", "0"}, "NUMERIC": {"hash_numeric_extended", "0"},
+	"REAL": {"hashfloat4extended", "0"}, "DOUBLE PRECISION": {"hashfloat8extended", "0"},
+	"TEXT": {"hashtextextended", "''"}, "CHARACTER VARYING": {"hashtextextended", "''"},
+	"UUID":                        {"uuid_hash_extended", "CAST('00000000-0000-0000-0000-000000000000' AS UUID)"},
+	"TIMESTAMP WITHOUT TIME ZONE": {"timestamp_hash_extended", "CAST('epoch' AS TIMESTAMP)"},
+	"INTERVAL":                    {"interval_hash_extended", "CAST('0' AS INTERVAL)"},
+}
+
+// pgKeyHash is the hash function of a group key of type typ after NormaliseKey (text types
+// become TEXT COLLATE "C") and its stand-in for NULL; ok is false when pgHashes has none.
+func pgKeyHash(typ string) (h [2]string, ok bool) {
+	t := strings.ToUpper(strings.TrimSpace(typ))
+	switch {
+	case NormaliseKey(backend.Postgres, "x", t) == `(CAST(x AS TEXT) COLLATE "C")`:
+		return pgHashes["TEXT"], true
+	case strings.HasPrefix(t, "NUMERIC("):
+		return pgHashes["NUMERIC"], true
+	}
+	h, ok = pgHashes[t]
+	return h, ok
+}
+
+// pgPriority is the PostgreSQL priority of a row's (unit, group) from its columns in
+// _dp_rows, and whether the unit's and keys' types have hash functions (pgHashes): the unit
+// hashed with the seed, each key hashed with the previous hash as its seed (a NULL key is
+// its type's stand-in hashed with the previous hash XOR 1, so it differs from the stand-in),
+// and the result hashed once more with the seed. Without the last step the choice is not
+// uniform over kappa-subsets (lookup3 chained through its seed orders one unit's keys the
+// same way for many seeds; see priority); TestPostgresPriorityUniform checks the whole
+// expression. Typed hashes render no text per row, unlike priority's text of the row.
+func pgPriority(p *plan.Plan, keys []string) (string, bool) {
+	// Units are not normalised: only their own type's hash will do (a CITEXT unit hashed as
+	// TEXT would tell 'a' from 'A', which its equality does not).
+	unit, ok := pgHashes[strings.ToUpper(strings.TrimSpace(p.UnitType))]
+	if !ok || len(p.KeyTypes) != len(keys) {
+		return "", false
+	}
+	h := fmt.Sprintf("%s(_dp_uid, %d)", unit[0], p.Seed)
+	for i, k := range keys {
+		f, ok := pgKeyHash(p.KeyTypes[i])
+		if !ok {
+			return "", false
+		}
+		h = fmt.Sprintf("%s(COALESCE(%s, %s), %s # CAST(CAST(%s IS NULL AS INTEGER) AS BIGINT))", f[0], k, f[1], h, k)
+	}
+	return fmt.Sprintf("hashint8extended(%s, %d)", h, p.Seed), true
+}
+
 // UsesPrefilter reports whether the stage of p would bound contributions with the prefilter
-// (before per-unit aggregation), which pays off only when many units exceed kappa.
+// (before per-unit aggregation), which pays off only when many units exceed kappa. On
+// PostgreSQL it needs hash functions for the unit's and keys' types (pgPriority).
 func UsesPrefilter(p *plan.Plan, d backend.Dialect) bool {
-	return d == backend.DuckDB && p.MaxRows == 0 && !p.Unbounded && p.Kappa <= maxPrefilterKappa && !p.Window
+	if p.MaxRows > 0 || p.Unbounded || p.Window {
+		return false
+	}
+	if d == backend.Postgres {
+		_, ok := pgPriority(p, make([]string, len(p.Query.Keys)))
+		return ok
+	}
+	return d == backend.DuckDB && p.Kappa <= maxPrefilterKappa
 }
 
 // ShapeStats prints a query over a 1/64 sample of the units (by hash) that returns the sampled
@@ -194,7 +295,12 @@ func ShapeStats(p *plan.Plan, d backend.Dialect) string {
 	var b strings.Builder
 	keys := writeRows(&b, p, d, nil)
 	group := strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", ")
-	fmt.Fprintf(&b, "_dp_pairs AS (SELECT %s, COUNT(*) AS r FROM _dp_rows WHERE hash(_dp_uid) %% 64 = 0 GROUP BY %s)\n", group, group)
+	sample := "hash(_dp_uid) % 64 = 0"
+	if d == backend.Postgres {
+		// UsesPrefilter: the unit's type has a hash function.
+		sample = fmt.Sprintf("(%s(_dp_uid, 0) & 63) = 0", pgHashes[strings.ToUpper(strings.TrimSpace(p.UnitType))][0])
+	}
+	fmt.Fprintf(&b, "_dp_pairs AS (SELECT %s, COUNT(*) AS r FROM _dp_rows WHERE %s GROUP BY %s)\n", group, sample, group)
 	fmt.Fprintf(&b, "SELECT COUNT(*), COALESCE(SUM(rows), 0), COALESCE(SUM(pairs), 0), COALESCE(SUM(GREATEST(pairs - %d, 0)), 0) FROM (SELECT _dp_uid, SUM(r) AS rows, COUNT(*) AS pairs FROM _dp_pairs GROUP BY _dp_uid) AS u", p.Kappa)
 	return b.String()
 }

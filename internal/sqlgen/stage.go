@@ -317,10 +317,16 @@ func boundContributions(d backend.Dialect, keys []string, kappa, seed int64) str
 }
 
 // priority is the sampling priority of a (unit, group) row of _dp_per_unit.
+//
+// On PostgreSQL the seed enters Jenkins' lookup3 (hashtextextended) only through its initial
+// mix, and the order of one unit's priorities over random seeds is far from uniform: for unit
+// 0 and 6 keys, kappa 3, 20,000 seeds, chi-square 1,668 against a critical value of 44
+// (TestPostgresPriorityUniform). Hashing that hash again with the seed (hashint8extended, a
+// full lookup3 of its input) makes the choice uniform, as hash(hash(...)) does on DuckDB.
 func priority(d backend.Dialect, keys []string, seed int64) string {
 	args := strings.Join(append([]string{"_dp_uid"}, keys...), ", ")
 	if d == backend.Postgres {
-		return fmt.Sprintf("hashtextextended(CAST(ROW(%s) AS TEXT), %d)", args, seed)
+		return fmt.Sprintf("hashint8extended(hashtextextended(CAST(ROW(%s) AS TEXT), %d), %d)", args, seed, seed)
 	}
 	return fmt.Sprintf("hash(hash(%s, %d))", args, seed)
 }

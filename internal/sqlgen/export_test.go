@@ -1,0 +1,5 @@
+package sqlgen
+
+// PgPriority exposes pgPriority to the PostgreSQL uniformity test.
+var PgPriority = pgPriority
+var Priority = priority

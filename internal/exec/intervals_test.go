@@ -7,12 +7,9 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
-	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/exec"
-	"github.com/dpsql/dpsql/internal/parser"
 	"github.com/dpsql/dpsql/internal/plan"
-	"github.com/dpsql/dpsql/internal/rewrite"
 	"github.com/dpsql/dpsql/internal/testmode"
 )
 
@@ -64,18 +61,7 @@ func prepareWith(t *testing.T, m exec.Mechanisms, createSQL, query string, cols 
 	for _, c := range cols {
 		rel.Columns = append(rel.Columns, catalog.Column{Name: c})
 	}
-	q, err := parser.ParseQuery(query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := analyzer.Analyze(q, catalog.New(rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := rewrite.Rewrite(an.(*analyzer.Query))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planFor(t, query, rel)
 	pr, err := exec.Prepare(p, m, backend.DuckDB)
 	if err != nil {
 		t.Fatal(err)

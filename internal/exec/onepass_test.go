@@ -13,13 +13,10 @@ import (
 	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/backend/postgres"
 	"github.com/dpsql/dpsql/dp/agg"
-	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/exec"
-	"github.com/dpsql/dpsql/internal/parser"
 	"github.com/dpsql/dpsql/internal/pgtest"
 	"github.com/dpsql/dpsql/internal/plan"
-	"github.com/dpsql/dpsql/internal/rewrite"
 	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/internal/store"
 	"github.com/dpsql/dpsql/internal/testmode"
@@ -144,18 +141,7 @@ func TestOnePassBoundsMatchTwoPasses(t *testing.T) {
 				Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
 			for _, query := range queries {
 				run := func(stager exec.Stager) (*exec.Result, []agg.BoundsSummary, error) {
-					q, err := parser.ParseQuery(query)
-					if err != nil {
-						t.Fatal(err)
-					}
-					an, err := analyzer.Analyze(q, catalog.New(rel))
-					if err != nil {
-						t.Fatal(err)
-					}
-					p, err := rewrite.Rewrite(an.(*analyzer.Query))
-					if err != nil {
-						t.Fatal(err)
-					}
+					p := planFor(t, query, rel)
 					p.Seed = 12345 // the same choice of groups per unit in both runs
 					m := &histograms{}
 					pr, err := exec.Prepare(p, m, b.Dialect())
@@ -285,18 +271,7 @@ func TestOnePassBoundsNeighboursEndAlike(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := 0; i < 3; i++ {
-			q, err := parser.ParseQuery(query)
-			if err != nil {
-				t.Fatal(err)
-			}
-			an, err := analyzer.Analyze(q, catalog.New(rel))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := rewrite.Rewrite(an.(*analyzer.Query))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := planFor(t, query, rel)
 			pr, err := exec.Prepare(p, exec.Secure{}, b.Dialect())
 			if err != nil {
 				t.Fatal(err)

@@ -8,12 +8,9 @@ import (
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/dp/agg"
-	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/exec"
-	"github.com/dpsql/dpsql/internal/parser"
 	"github.com/dpsql/dpsql/internal/plan"
-	"github.com/dpsql/dpsql/internal/rewrite"
 )
 
 // recorder wraps Secure and records the exact summaries the stage gives each aggregate.
@@ -65,18 +62,7 @@ func TestPerRowNeighbours(t *testing.T) {
 			}
 			rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 				Columns: []catalog.Column{{Name: "uid"}, {Name: "v"}}}
-			q, err := parser.ParseQuery(query)
-			if err != nil {
-				t.Fatal(err)
-			}
-			an, err := analyzer.Analyze(q, catalog.New(rel))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := rewrite.Rewrite(an.(*analyzer.Query))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := planFor(t, query, rel)
 			p.Window = window
 			for _, a := range p.Aggregates {
 				if a.PerGroup != plan.RowsPerGroup {

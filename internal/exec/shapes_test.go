@@ -10,11 +10,8 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
-	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/exec"
-	"github.com/dpsql/dpsql/internal/parser"
-	"github.com/dpsql/dpsql/internal/rewrite"
 	"github.com/dpsql/dpsql/internal/testmode"
 )
 
@@ -54,18 +51,7 @@ func runShaped(t *testing.T, rows, query string, shapes *exec.ShapeCache, seed i
 	}
 	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
-	q, err := parser.ParseQuery(query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := analyzer.Analyze(q, catalog.New(rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := rewrite.Rewrite(an.(*analyzer.Query))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planFor(t, query, rel)
 	p.Seed = seed
 	pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
 	if err != nil {

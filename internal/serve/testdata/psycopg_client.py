@@ -26,4 +26,6 @@ with psycopg.connect(host=host, port=port, user=user, password=password, dbname=
     with conn.cursor() as cur:
         cur.execute("SELECT table_name FROM information_schema.tables ORDER BY 1")
         print("tables", cur.fetchall())
-print("notices", len(notices), all(n.startswith("charged") for n in notices))
+# Each anonymized query's first notice is its charge (others say what a group needs).
+charged = [n for n in notices if n.startswith("charged")]
+print("notices", len(charged), bool(notices) and notices[0].startswith("charged"))

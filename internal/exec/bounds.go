@@ -139,13 +139,24 @@ func exactBounds(a *plan.Aggregate, s agg.BoundsSummary) (float64, float64, erro
 	return lo, hi, nil
 }
 
+// Estimated bounds are kept within [minBoundMagnitude, maxBoundMagnitude] in magnitude
+// (setBounds): outside it the noise cannot be represented (a column of zeros estimates
+// [0, 2^-1022], whose noise scale is below the float64 grid's 2^-982 at any epsilon) or
+// overflows (bounds near 2^1023), and the query would fail after its charge. Both are bin
+// edges, and the widening is a function of the estimate alone, so it costs no privacy: at
+// worst more noise, or values beyond 2^1000 clamped.
+var (
+	minBoundMagnitude = math.Ldexp(1, -500)
+	maxBoundMagnitude = math.Ldexp(1, 1000)
+)
+
 // setBounds fixes an aggregate's bounds from an estimate: counts clamp to [0, U] with U at
 // least 1; sums to [-M, M], M the larger magnitude; other bounds are widened to a non-empty
-// interval.
+// interval; magnitudes are kept within [minBoundMagnitude, maxBoundMagnitude].
 func setBounds(a *plan.Aggregate, lo, hi float64) {
 	switch a.Func {
 	case analyzer.CountRows, analyzer.CountValues:
-		a.Lower, a.Upper = 0, math.Max(1, math.Floor(hi))
+		a.Lower, a.Upper = 0, math.Min(maxBoundMagnitude, math.Max(1, math.Floor(hi)))
 		return
 	case analyzer.Sum:
 		// As ZetaSQL: symmetric bounds [-M, M]. A sum's sensitivity is max(|lower|, |upper|)
@@ -154,8 +165,18 @@ func setBounds(a *plan.Aggregate, lo, hi float64) {
 		if m == 0 {
 			m = 1
 		}
+		m = math.Min(maxBoundMagnitude, math.Max(minBoundMagnitude, m))
 		a.Lower, a.Upper = -m, m
 		return
+	}
+	lo = math.Max(-maxBoundMagnitude, math.Min(lo, maxBoundMagnitude))
+	hi = math.Max(-maxBoundMagnitude, math.Min(hi, maxBoundMagnitude))
+	if m := math.Max(math.Abs(lo), math.Abs(hi)); m > 0 && m < minBoundMagnitude {
+		if hi >= 0 {
+			hi = minBoundMagnitude
+		} else {
+			lo = -minBoundMagnitude
+		}
 	}
 	if lo >= hi {
 		if hi > 0 {

@@ -133,23 +133,9 @@ func TestPostgresBoundingFormsAgree(t *testing.T) {
 		`SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=3) k, j, ANON_SUM(v CLAMPED BETWEEN 0 AND 50) AS s FROM visits GROUP BY k, j`,
 		`SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=2) k, ANON_AVG(v CLAMPED BETWEEN 0 AND 50) AS a, ANON_VAR_POP(v CLAMPED BETWEEN 0 AND 50) AS var FROM visits GROUP BY k`,
 	} {
-		ast, err := parser.ParseQuery(query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		aq, err := analyzer.Analyze(ast, cat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := rewrite.Rewrite(aq.(*analyzer.Query))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := exec.Prepare(p, testmode.Noiseless{}, backend.Postgres); err != nil {
-			t.Fatal(err)
-		}
+		p := pgPlan(t, query, cat)
 		p.UnitType = "BIGINT"
-		p.KeyTypes = []string{"TEXT", "INTEGER"}[:len(aq.(*analyzer.Query).Keys)]
+		p.KeyTypes = []string{"TEXT", "INTEGER"}[:len(p.Query.Keys)]
 		for _, seed := range []int64{1, -2, 77777777777, -9223372036854775807} {
 			p.Seed = seed
 			var results [2][]string
@@ -238,21 +224,7 @@ func TestPostgresPrefilterCrafted(t *testing.T) {
 			}
 			cat := catalog.New(&catalog.Relation{Name: "crafted", Kind: catalog.Private, PrivacyUnit: "uid",
 				Columns: []catalog.Column{{Name: "uid", Type: c.unitType}, {Name: "k", Type: c.keyType}, {Name: "v", Type: "DOUBLE PRECISION"}}})
-			q, err := parser.ParseQuery(fmt.Sprintf(`SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=%d) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 5) AS s FROM crafted GROUP BY k`, c.kappa))
-			if err != nil {
-				t.Fatal(err)
-			}
-			aq, err := analyzer.Analyze(q, cat)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := rewrite.Rewrite(aq.(*analyzer.Query))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := exec.Prepare(p, testmode.Noiseless{}, backend.Postgres); err != nil {
-				t.Fatal(err)
-			}
+			p := pgPlan(t, fmt.Sprintf(`SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=%d) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 5) AS s FROM crafted GROUP BY k`, c.kappa), cat)
 			p.UnitType, p.KeyTypes = c.unitType, []string{c.keyType}
 			for seed := int64(-50); seed < 50; seed++ {
 				p.Seed = seed * 1000003
@@ -281,4 +253,26 @@ func TestPostgresPrefilterCrafted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pgPlan parses, analyzes and rewrites query over cat, and prepares it for PostgreSQL with
+// the noiseless mechanisms (which fill in the encodings the stage SQL needs).
+func pgPlan(t *testing.T, query string, cat *catalog.Catalog) *plan.Plan {
+	t.Helper()
+	q, err := parser.ParseQuery(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aq, err := analyzer.Analyze(q, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rewrite.Rewrite(aq.(*analyzer.Query))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.Prepare(p, testmode.Noiseless{}, backend.Postgres); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

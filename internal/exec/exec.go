@@ -610,9 +610,12 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 		}
 		out := append([]any(nil), row[:nk]...)
 		for j := range pr.Plan.Aggregates {
-			s, err := summary(row, col, j, n)
-			if err == nil && pr.OnePass() && pr.hist[j].NumBins > 0 {
+			var s Summary
+			var err error
+			if pr.OnePass() && pr.hist[j].NumBins > 0 {
 				s, err = binnedSummary(pr.Plan.Aggregates[j], pr.hist[j], row, col, j, n)
+			} else {
+				s, err = summary(row, col, j, n)
 			}
 			if err != nil {
 				return nil, err

@@ -153,7 +153,7 @@ func (b *anonBuilder) aggregate(f Func, n *ast.FuncCall) (*Aggregate, error) {
 				return nil, argCount(n, upper+" takes a value and a percentile")
 			}
 			p, err := constNumber(args[1])
-			if err != nil || p < 0 || p > 1 {
+			if err != nil || !(p >= 0 && p <= 1) { // written so that NaN is refused too
 				return nil, sqlerr.New(args[1].Span().Start, sqlerr.InvalidParameterValue,
 					"the percentile of %s must be a constant in [0, 1]", upper)
 			}
@@ -165,7 +165,7 @@ func (b *anonBuilder) aggregate(f Func, n *ast.FuncCall) (*Aggregate, error) {
 			return nil, argCount(n, upper+" takes a value and a number of quantiles")
 		}
 		v, err := constNumber(args[1])
-		if err != nil || v < 1 || v > 1000 || v != math.Trunc(v) {
+		if err != nil || !(v >= 1 && v <= 1000) || v != math.Trunc(v) {
 			return nil, sqlerr.New(args[1].Span().Start, sqlerr.InvalidParameterValue,
 				"the number of quantiles of %s must be an integer constant between 1 and 1000", upper)
 		}

@@ -261,7 +261,7 @@ func (a *analyzer) limits(q *ast.Query) error {
 		if x == nil || isNilNode(x) {
 			continue
 		}
-		if v, err := constNumber(x); err != nil || v < 0 || v != math.Trunc(v) {
+		if v, err := constNumber(x); err != nil || !(v >= 0) || math.IsInf(v, 0) || v != math.Trunc(v) {
 			return sqlerr.New(x.Span().Start, sqlerr.InvalidParameterValue, "LIMIT and OFFSET must be non-negative integer constants")
 		}
 		a.markTree(x)

@@ -92,6 +92,20 @@ SELECT WITH ANONYMIZATION OPTIONS(epsilon=/*ERROR 22023*/CAST('nan' AS DOUBLE), 
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=/*ERROR 22023*/1.01, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item
 ----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_PERCENTILE_CONT(quantity, /*ERROR 22023*/CAST('nan' AS DOUBLE) CLAMPED BETWEEN 0 AND 100) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_PERCENTILE_CONT(quantity, /*ERROR 22023*/-CAST('nan' AS DOUBLE) CLAMPED BETWEEN 0 AND 100) FROM professors GROUP BY item
+----
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1, delta=1e-5) item, PERCENTILE_CONT(quantity, /*ERROR 22023*/CAST('nan' AS DOUBLE), CONTRIBUTION_BOUNDS_PER_ROW => (0, 100)) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_QUANTILES(quantity, /*ERROR 22023*/CAST('nan' AS DOUBLE) CLAMPED BETWEEN 0 AND 100) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_QUANTILES(quantity, /*ERROR 22023*/CAST('inf' AS DOUBLE) CLAMPED BETWEEN 0 AND 100) FROM professors GROUP BY item
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item LIMIT /*ERROR 22023*/CAST('nan' AS DOUBLE)
+----
+SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) item, ANON_COUNT(*) FROM professors GROUP BY item LIMIT /*ERROR 22023*/CAST('inf' AS DOUBLE)
+----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, /*ERROR 22023*/min_privacy_units_per_group=2, group_selection_strategy=PUBLIC_GROUPS) item, ANON_COUNT(*) FROM professors GROUP BY item
 ----
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, /*ERROR 22023*/min_privacy_units_per_group=2, k_threshold=3) item, ANON_COUNT(*) FROM professors GROUP BY item

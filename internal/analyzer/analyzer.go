@@ -438,6 +438,11 @@ func (a *analyzer) plainSelect(s *ast.Select, e *env, ctx context) (*relInfo, er
 			}
 		}
 	}
+	if !private {
+		if err := publicNames(s, sc); err != nil {
+			return nil, err
+		}
+	}
 	if private {
 		a.nameOutputs(s)
 	}
@@ -555,6 +560,79 @@ func (a *analyzer) outputs(s *ast.Select, sc *scope) ([]string, int, error) {
 		}
 	}
 	return cols, unitIdx, nil
+}
+
+// publicNames resolves the column names of a public SELECT (its items, GROUP BY and HAVING)
+// against the relations in scope, whose columns the catalog knows, so that a misspelled
+// column of a public query gets the same error and "did you mean" as in an anonymized one
+// instead of the database's message. It refuses only names that are certainly unknown: a
+// name may also be an item's alias or output name (DuckDB resolves those in the items,
+// GROUP BY and HAVING), a field of a struct column (s.f, t.s.f), or a column of a relation
+// whose output names dpsql does not know (an unnamed expression of a subquery, named by the
+// database); those are left to the database.
+func publicNames(s *ast.Select, sc *scope) error {
+	for sc2 := sc; sc2 != nil; sc2 = sc2.outer {
+		for _, it := range sc2.items {
+			for _, c := range it.cols {
+				if c == "" {
+					return nil
+				}
+			}
+		}
+	}
+	outputs := map[string]bool{}
+	var exprs []ast.Expr
+	for _, it := range s.Items {
+		if it.Alias != nil {
+			outputs[strings.ToLower(it.Alias.Name)] = true
+		}
+		if it.Expr != nil {
+			exprs = append(exprs, it.Expr)
+		}
+	}
+	if s.GroupBy != nil {
+		exprs = append(exprs, s.GroupBy.Items...)
+	}
+	if s.Having != nil {
+		exprs = append(exprs, s.Having)
+	}
+	var err error
+	for _, x := range exprs {
+		if err != nil {
+			break
+		}
+		ast.Walk(x, func(n ast.Node) bool {
+			if err != nil {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.Query:
+				return false // analyzed as a query of its own
+			case *ast.ColumnRef:
+				if len(n.Parts) == 0 {
+					return false
+				}
+				if len(n.Parts) == 1 && outputs[strings.ToLower(n.Parts[0].Name)] {
+					return false
+				}
+				_, rerr := sc.resolve(n)
+				if rerr == nil || len(n.Parts) == 1 {
+					err = rerr
+					return false
+				}
+				// s.f or t.s.f: a field of a struct column.
+				for k := 1; k < len(n.Parts) && k <= 2; k++ {
+					if _, ferr := sc.resolve(&ast.ColumnRef{Parts: n.Parts[:k]}); ferr == nil {
+						return false
+					}
+				}
+				err = rerr
+				return false
+			}
+			return true
+		})
+	}
+	return err
 }
 
 func excluded(list []*ast.Ident, c string) bool {

@@ -350,14 +350,26 @@ func analystDBError(err error, st ast.Stmt) error {
 		code = coded.SQLState()
 	}
 	msg := cleanDBMessage(err.Error())
+	if m := duckUnknownColumn.FindStringSubmatch(msg); m != nil {
+		code, msg = sqlerr.UndefinedColumn, fmt.Sprintf("column %q does not exist", m[1])
+	}
 	if code == sqlerr.DataException && isBindError(err.Error()) {
 		code = "42000" // syntax error or access rule violation: refused while binding
+	}
+	if code == sqlerr.UndefinedColumn {
+		// A name dpsql left to the database (in ORDER BY, or beside a column whose name
+		// only the database knows): a misspelling, not a type mismatch.
+		return &sqlerr.Error{Code: code, Pos: st.Span().Start, Cause: err, Msg: msg,
+			Hint: "check the column's spelling: it must be a column of a relation in FROM or an output name of the SELECT list"}
 	}
 	return &sqlerr.Error{Code: code, Pos: st.Span().Start, Cause: err,
 		Msg: "the database refused this query: " + msg,
 		Hint: "dpsql's checks passed but the database could not run the query as written (nothing was charged if it was anonymized); " +
 			"this is most often a type mismatch between operands or arguments: CAST one side explicitly. If the query looks right, please report it"}
 }
+
+// duckUnknownColumn is DuckDB's message for a column name it cannot bind.
+var duckUnknownColumn = regexp.MustCompile(`^Referenced column "((?:[^"]|"")*)" not found`)
 
 // dbPrefixes are the prefixes the backends and databases put before an error's own text.
 var dbPrefixes = regexp.MustCompile(`^(?:(?:duckdb|postgres|postgres: query|query)\s*:\s*|ERROR:\s*|[A-Z][A-Za-z ]* Error:\s*)+`)

@@ -409,3 +409,62 @@ func TestDatabaseRefusalsRewritten(t *testing.T) {
 		}
 	})
 }
+
+// An analyst's misspelled name in a query over public relations gets the error of the same
+// mistake in an anonymized query (42703, "did you mean"), not the database's message with a
+// hint about types (outside review); names the analyzer leaves to the database (ORDER BY)
+// get 42703 and a hint about spelling, in dpsql's words.
+func TestPublicQueryNames(t *testing.T) {
+	ctx := context.Background()
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		b := ownerBackend(t, d)
+		owner, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: testmode.Noiseless{}, Owner: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := owner.Exec(ctx, `CREATE TABLE items OPTIONS(public=true) AS SELECT * FROM (VALUES ('pen', 'writing', 2)) AS t(item, category, price)`); err != nil {
+			t.Fatal(err)
+		}
+		if err := owner.BecomeAnalyst(ctx); err != nil {
+			t.Fatal(err)
+		}
+		e, err := engine.New(ctx, engine.Options{Backend: b, Mechanisms: testmode.Noiseless{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct{ q, code, hint string }{
+			{"SELECT categor FROM items", sqlerr.UndefinedColumn, "did you mean category?"},
+			{"SELECT i.categor FROM items i", sqlerr.UndefinedColumn, "did you mean category?"},
+			{"SELECT count(*) FROM items GROUP BY categor", sqlerr.UndefinedColumn, "did you mean category?"},
+			{"SELECT category FROM items GROUP BY category HAVING max(pric) > 1", sqlerr.UndefinedColumn, "did you mean price?"},
+			{"SELECT category FROM items ORDER BY categor", sqlerr.UndefinedColumn, "spelling"},
+			{"SELECT uper(category) FROM items", "", "did you mean upper?"},
+			{"SELECT category FROM itemz", sqlerr.UndefinedTable, "did you mean items?"},
+		} {
+			_, err := e.Exec(ctx, tc.q)
+			se, ok := sqlerr.As(err)
+			if !ok {
+				t.Errorf("%s: %v", tc.q, err)
+				continue
+			}
+			if tc.code != "" && se.Code != tc.code || !strings.Contains(se.Hint, tc.hint) ||
+				strings.Contains(se.Msg, "database") || strings.Contains(se.Hint, "type mismatch") {
+				t.Errorf("%s:\n%s", tc.q, sqlerr.Render(err, tc.q))
+			}
+		}
+		// Names only the database resolves still run.
+		later := "SELECT price * 2 AS p2, p2 + 1 AS p3 FROM items" // DuckDB's lateral aliases
+		if d == backend.Postgres {
+			later = "SELECT price * 2 AS p2 FROM items"
+		}
+		for _, q := range []string{
+			later,
+			"SELECT category AS c, count(*) FROM items GROUP BY c HAVING count(*) > 0",
+			"SELECT * FROM (SELECT count(*) FROM items) AS t",
+		} {
+			if _, err := e.Exec(ctx, q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		}
+	})
+}

@@ -75,3 +75,7 @@ SELECT string_agg(CAST(item AS VARCHAR), ',') AS s, stddev(price) AS d FROM item
 SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(LEAST(c, 12) CLAMPED BETWEEN 0 AND 12) FROM (SELECT id, CAST(count(*) AS DOUBLE) AS c FROM professors GROUP BY id) t WHERE c > 2
 ----
 SELECT item, LEAST(count(*), 12) AS c, sum(price) / count(*) AS m FROM items GROUP BY item HAVING count(*) > 1
+----
+SELECT price * 2 AS p2, p2 + 1 AS p3 FROM items
+----
+SELECT "count_star()" FROM (SELECT count(*) FROM items)

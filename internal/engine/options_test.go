@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -104,5 +105,23 @@ func TestDeltaOne(t *testing.T) {
 	}
 	if len(res[0].Rows) != 1 || res[0].Rows[0][0] != int64(0) {
 		t.Errorf("empty input with delta=1: %v, want one row with 0", res[0].Rows)
+	}
+}
+
+// Under SET BUDGET UNLIMITED, SHOW BUDGET shows no total and no remainder (NULL), not the
+// stored 0 (outside review), and what was spent as recorded.
+func TestShowBudgetUnlimited(t *testing.T) {
+	ctx := context.Background()
+	e := openWithBudget(t, "SET BUDGET UNLIMITED")
+	if _, err := e.Exec(ctx, "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.5, delta=1e-5, kappa=1) k, ANON_COUNT(*) FROM t GROUP BY k"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Exec(ctx, "SHOW BUDGET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(res[0].Rows)
+	if want := "[[total <nil> <nil>] [spent 0.5 1e-05] [remaining <nil> <nil>]]"; got != want {
+		t.Errorf("SHOW BUDGET: %s, want %s", got, want)
 	}
 }

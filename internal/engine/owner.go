@@ -291,6 +291,11 @@ func (e *Engine) show(ctx context.Context, s *ast.ShowStmt) (*Result, error) {
 		rem := st.Remaining()
 		r.Rows = [][]any{{"total", st.Total.Epsilon, st.Total.Delta}, {"spent", r15(st.Spent.Epsilon), r15(st.Spent.Delta)},
 			{"remaining", r15(rem.Epsilon), r15(rem.Delta)}}
+		if st.Unlimited {
+			// SET BUDGET UNLIMITED: there is no total and no remainder to show (the stored
+			// total is 0), only what was spent; NULL, as in an account's SHOW BUDGET.
+			r.Rows[0][1], r.Rows[0][2], r.Rows[2][1], r.Rows[2][2] = nil, nil, nil, nil
+		}
 		return r, nil
 	case "ANALYSTS":
 		return e.showAnalysts(ctx, s)

@@ -183,6 +183,12 @@ func TestAnalystStatements(t *testing.T) {
 			{"CREATE ANALYST carl PASSWORD 'x' OPTIONS(epsilon = 0)", sqlerr.InvalidParameterValue, "epsilon must be a finite number greater than 0, got 0", "1:52"},
 			{"CREATE ANALYST carl PASSWORD 'x' OPTIONS(epsilon = -1)", sqlerr.InvalidParameterValue, "greater than 0", "1:52"},
 			{"CREATE ANALYST carl PASSWORD 'x' OPTIONS(epsilon = 'a')", sqlerr.InvalidParameterValue, "epsilon must be a number or NULL", "1:52"},
+			{"CREATE ANALYST carl PASSWORD 'x' OPTIONS(epsilon = CAST('inf' AS DOUBLE))", sqlerr.InvalidParameterValue, "epsilon must be a finite number greater than 0, got +Inf", "1:52"},
+			{"CREATE ANALYST carl PASSWORD 'x' OPTIONS(delta = CAST('nan' AS DOUBLE))", sqlerr.InvalidParameterValue, "delta must be in [0, 1), got NaN", "1:50"},
+			// The total: infinity is not "unlimited" (outside review); SET BUDGET UNLIMITED is.
+			{"SET BUDGET OPTIONS(epsilon = CAST('inf' AS DOUBLE), delta = 1e-5)", sqlerr.InvalidParameterValue, "the budget's epsilon must be finite, got +Inf", "1:30"},
+			{"SET BUDGET OPTIONS(epsilon = 1e400, delta = 1e-5)", sqlerr.InvalidParameterValue, "the budget's epsilon must be finite, got +Inf", "1:30"},
+			{"SET BUDGET OPTIONS(epsilon = 1, delta = CAST('NaN' AS DOUBLE))", sqlerr.InvalidParameterValue, "the budget's delta must be finite, got NaN", "1:41"},
 			{"CREATE ANALYST carl PASSWORD 'x' OPTIONS(delta = 1)", sqlerr.InvalidParameterValue, "delta must be in [0, 1), got 1", "1:50"},
 			{"CREATE ANALYST carl PASSWORD 'x' OPTIONS(statement_timeout = 60)", sqlerr.InvalidParameterValue, "statement_timeout must be a duration in quotes or NULL", "1:62"},
 			{"CREATE ANALYST carl PASSWORD 'x' OPTIONS(statement_timeout = 'soon')", sqlerr.InvalidParameterValue, "statement_timeout: ", "1:62"},

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
@@ -195,6 +198,10 @@ func (e *Engine) setBudget(ctx context.Context, s *ast.SetBudgetStmt) (*Result, 
 		if err != nil {
 			return nil, sqlerr.New(o.Value.Span().Start, sqlerr.InvalidParameterValue, "%s must be a number", o.Name.Name)
 		}
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, sqlerr.New(o.Value.Span().Start, sqlerr.InvalidParameterValue, "the budget's %s must be finite, got %g", o.Name.Name, v).
+				WithHint("for no limit at all (non-private test data only) write SET BUDGET UNLIMITED")
+		}
 		switch strings.ToLower(o.Name.Name) {
 		case "epsilon":
 			total.Epsilon, seenEps = v, true
@@ -250,19 +257,47 @@ func belowSpentOption(opts []*ast.Option) (allow bool, rest []*ast.Option, err e
 	return allow, rest, nil
 }
 
+// constFloat is the value of an option's number: a literal, signed or in parentheses, or the
+// special values CAST('inf' AS DOUBLE) and CAST('nan' AS DOUBLE), so that they are refused
+// for what they are (not finite) rather than as "not a number"; a literal beyond the
+// largest double is infinite.
 func constFloat(x ast.Expr) (float64, error) {
-	var v float64
 	switch n := x.(type) {
 	case *ast.Literal:
 		if n.Kind == ast.IntLit || n.Kind == ast.FloatLit {
-			_, err := fmt.Sscan(n.Text, &v)
+			v, err := strconv.ParseFloat(n.Text, 64)
+			if errors.Is(err, strconv.ErrRange) {
+				err = nil
+			}
 			return v, err
 		}
+	case *ast.Paren:
+		return constFloat(n.X)
 	case *ast.Unary:
-		if n.Op == "-" {
+		switch n.Op {
+		case "-":
 			v, err := constFloat(n.X)
 			return -v, err
+		case "+":
+			return constFloat(n.X)
 		}
+	case *ast.Cast:
+		if l, ok := n.X.(*ast.Literal); ok && l.Kind == ast.StringLit {
+			switch strings.ToLower(strings.TrimSpace(l.Text)) {
+			case "inf", "+inf", "infinity", "+infinity":
+				return math.Inf(1), nil
+			case "-inf", "-infinity":
+				return math.Inf(-1), nil
+			case "nan", "+nan", "-nan":
+				return math.NaN(), nil
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(l.Text), 64)
+			if errors.Is(err, strconv.ErrRange) {
+				err = nil
+			}
+			return v, err
+		}
+		return constFloat(n.X)
 	}
 	return 0, fmt.Errorf("not a number")
 }

@@ -361,3 +361,30 @@ func TestPanicBecomesInternalError(t *testing.T) {
 		t.Errorf("after the panic: %v", err)
 	}
 }
+
+// An error of the post-processing query (the SQL over the released rows only) depends on
+// released values only: the query was charged, and the cause is shown, not the uniform
+// 2P003 (outside review). A timeout there stays uniform (TestFailuresAfterDataChargedAndUniform).
+func TestPostProcessingErrorShown(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		env := newBudgetEnv(t, d)
+		e := env.analyst(t, testmode.Noiseless{}, time.Minute)
+		for i, q := range []string{
+			opts + "city, CAST(ANON_COUNT(*) * 1000 AS DECIMAL(4,0)) AS n FROM people GROUP BY city",
+			// A nested part's own post-processing.
+			"SELECT * FROM (" + opts + "city, CAST(ANON_COUNT(*) * 1000 AS DECIMAL(4,0)) AS n FROM people GROUP BY city) AS r",
+		} {
+			_, err := e.Exec(context.Background(), q)
+			se, ok := sqlerr.As(err)
+			if !ok || se.Code == sqlerr.FailedAfterData || !strings.Contains(se.Msg, "post-processing the released values failed; the query was charged epsilon=0.5") ||
+				!strings.Contains(strings.ToLower(se.Msg), "decimal(4,0)") && !strings.Contains(se.Msg, "numeric field overflow") || se.Cause == nil {
+				t.Errorf("%s: %v", q, err)
+				continue
+			}
+			t.Logf("%s", se)
+			if got, want := env.spent(t), (ledger.Budget{Epsilon: 0.5 * float64(i+1), Delta: 1e-5 * float64(i+1)}); !sameBudget(got, want) {
+				t.Errorf("spent %v, want %v", got, want)
+			}
+		}
+	})
+}

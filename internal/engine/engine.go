@@ -577,6 +577,9 @@ func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string,
 	}
 	res, err := run(ctx, prep, e.b)
 	if err != nil {
+		if pe := (*exec.PostProcessError)(nil); errors.As(err, &pe) && ctx.Err() == nil {
+			return nil, postProcessFailed(q.Options.Pos, cost, pe.Err)
+		}
 		return nil, withBoundsNeeds(e.failedAfterData(q, cost, err), prep.Plan)
 	}
 	out := rowsResult(res.Columns, res.Types, res.Rows)
@@ -720,6 +723,22 @@ done:
 // the data anyway, also sees the cause.
 func (e *Engine) failedAfterData(q *analyzer.Query, cost ledger.Budget, cause error) error {
 	return e.failedAfterDataAt(q.Options.Pos, cost, cause)
+}
+
+// postProcessFailed is the error of a query whose post-processing (the SQL over its released
+// rows, exec.PostProcessError) failed: the budget was spent, but the cause depends on
+// released values only, so it is shown, in the database's SQLSTATE, cleaned of the names of
+// the SQL dpsql generated, for analysts as for the owner.
+func postProcessFailed(pos sqlerr.Pos, cost ledger.Budget, cause error) error {
+	code := sqlerr.DataException
+	var coded interface{ SQLState() string }
+	if errors.As(cause, &coded) && len(coded.SQLState()) == 5 {
+		code = coded.SQLState()
+	}
+	return &sqlerr.Error{Code: code, Pos: pos, Cause: cause,
+		Msg: fmt.Sprintf("post-processing the released values failed; the query was charged %s: %s", cost, cleanDBMessage(cause.Error())),
+		Hint: "the expressions, HAVING, ORDER BY and LIMIT over the anonymized results run on the released (noisy) values only, so the cause is shown; " +
+			"make them total for any released value (TRY_CAST or a wider type, NULLIF for divisors, CASE guards) and run the query again, which is charged again"}
 }
 
 func (e *Engine) failedAfterDataAt(pos sqlerr.Pos, cost ledger.Budget, cause error) error {

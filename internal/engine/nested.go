@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -71,6 +72,9 @@ func (e *Engine) nested(ctx context.Context, n *analyzer.Nested, text string, ex
 	for i, prep := range preps {
 		res, err := run(ctx, prep, e.b)
 		if err != nil {
+			if pe := (*exec.PostProcessError)(nil); errors.As(err, &pe) && ctx.Err() == nil {
+				return nil, postProcessFailed(n.Parts[i].Query.Options.Pos, total, pe.Err)
+			}
 			return nil, e.failedAfterDataAt(n.Parts[i].Query.Options.Pos, total, err)
 		}
 		t := &sqlgen.ReleaseTable{Columns: res.Columns, Types: res.Types, Rows: res.Rows}
@@ -207,6 +211,9 @@ func (e *Engine) nestedAnon(ctx context.Context, n *analyzer.Nested, preps []*ex
 	for i, prep := range preps {
 		res, err := run(ctx, prep, e.b)
 		if err != nil {
+			if pe := (*exec.PostProcessError)(nil); errors.As(err, &pe) && ctx.Err() == nil {
+				return nil, postProcessFailed(n.Parts[i].Query.Options.Pos, total, pe.Err)
+			}
 			return nil, e.failedAfterDataAt(n.Parts[i].Query.Options.Pos, total, err)
 		}
 		t := &sqlgen.ReleaseTable{Columns: res.Columns, Types: res.Types, Rows: res.Rows}

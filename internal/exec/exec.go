@@ -525,6 +525,18 @@ type DataError struct{ Err error }
 func (e *DataError) Error() string { return e.Err.Error() }
 func (e *DataError) Unwrap() error { return e.Err }
 
+// PostProcessError is an error of the post-processing query: the SQL over a VALUES table of
+// the released rows only (keys, noisy values and their intervals, after selection), which
+// reads no private relation. Its cause depends on released values only, so the engine may
+// show it (the query has still been charged), except a timeout or cancellation, whose timing
+// depends on how long the stage took.
+type PostProcessError struct{ Err error }
+
+func (e *PostProcessError) Error() string {
+	return "post-processing the released values: " + e.Err.Error()
+}
+func (e *PostProcessError) Unwrap() error { return e.Err }
+
 // ReleaseRows selects and noises the groups of st (each call draws fresh noise) and
 // post-processes them. Nothing is charged here. Its errors are *DataError values.
 func (pr *Prepared) ReleaseRows(ctx context.Context, b backend.Backend, st *StageRows) (*Result, error) {
@@ -657,7 +669,7 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 	}
 	out, err := b.Query(ctx, sql)
 	if err != nil {
-		return nil, fmt.Errorf("post-processing the released values: %w", err)
+		return nil, &PostProcessError{Err: err}
 	}
 	res.Columns, res.Types, res.Rows = out.Columns, out.Types, out.Values
 	res.Noise = pr.noise(post.Outputs, len(res.Columns))

@@ -99,6 +99,10 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 	if err != nil {
 		return nil, err
 	}
+	declared, err := declaredColumns(ctx, q)
+	if err != nil {
+		return nil, explain(ctx, q, err)
+	}
 	var rels []*catalog.Relation
 	var missing, badUnit []string
 	for _, r := range pol.Values {
@@ -116,6 +120,9 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 			return nil, err
 		}
 		rel := &catalog.Relation{Name: t.name, Kind: kind, Columns: t.columns, View: t.view}
+		if cols, ok := declared[strings.ToLower(name)]; ok && t.view {
+			rel.Columns = declaredStill(cols, t.columns)
+		}
 		if kind == catalog.Private {
 			c, ok := rel.Column(unit)
 			if !ok {
@@ -203,6 +210,9 @@ func SetPrivate(ctx context.Context, q backend.Querier, relation, privacyUnit st
 	if err := q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Private.String(), c.Name); err != nil {
 		return err
 	}
+	if err := recordColumns(ctx, q, t); err != nil {
+		return err
+	}
 	return BumpPolicy(ctx, q)
 }
 
@@ -216,6 +226,9 @@ func SetPublic(ctx context.Context, q backend.Querier, relation string) error {
 		return err
 	}
 	if err := q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Public.String(), nil); err != nil {
+		return err
+	}
+	if err := recordColumns(ctx, q, t); err != nil {
 		return err
 	}
 	return BumpPolicy(ctx, q)
@@ -236,6 +249,9 @@ func Unset(ctx context.Context, q backend.Querier, relation string) error {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedTable, "relation %q has no privacy policy to remove", relation)
 	}
 	if err := q.Exec(ctx, `DELETE FROM dpsql.relations WHERE name = $1`, key); err != nil {
+		return err
+	}
+	if err := forgetColumns(ctx, q, key); err != nil {
 		return err
 	}
 	return BumpPolicy(ctx, q)

@@ -224,6 +224,14 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 	// it: in PostgreSQL "Pages" and pages are different relations, and the one read must be
 	// the one the policy was checked for.
 	t.Name = exactName(rel.Name, t.Name)
+	// A view is read with the column types the catalog holds, which are public and fixed,
+	// not with those its query binds to now, which can depend on the rows (ast.TableName).
+	t.Declared = nil
+	if rel.View {
+		for _, c := range rel.Columns {
+			t.Declared = append(t.Declared, ast.DeclaredColumn{Name: c.Name, Type: c.Type})
+		}
+	}
 	info := &relInfo{unitIdx: -1, private: rel.Kind == catalog.Private}
 	for i, c := range rel.Columns {
 		info.cols = append(info.cols, c.Name)

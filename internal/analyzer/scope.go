@@ -137,6 +137,12 @@ func (s *scope) resolveHere(c *ast.ColumnRef) (ref, bool, error) {
 					return ref{}, false, err
 				}
 				if col, ok := it.hasCol(parts[len(parts)-1].Name); ok {
+					if t, ok := it.node.(*ast.TableName); ok && len(t.Declared) > 0 && len(parts) > 2 {
+						// schema.view.column: a view is read through a projection named
+						// by the view's name alone (sqlgen), which schema.view no longer
+						// qualifies.
+						c.Parts = parts[len(parts)-2:]
+					}
 					return ref{item: it, col: col}, true, nil
 				}
 				e := sqlerr.New(c.Span().Start, sqlerr.UndefinedColumn,

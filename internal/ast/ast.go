@@ -288,6 +288,17 @@ type TableName struct {
 	span
 	Name  []*Ident
 	Alias *TableAlias
+	// Declared is set by the analyzer when the relation is a view: its columns with the
+	// types the catalog holds for them. DuckDB binds a view's query again at every read, so
+	// a view over a CSV file, whose types are detected from its rows, can read with types
+	// that depend on one person's row; internal/sqlgen reads such a view through a
+	// projection that converts each column to its declared type. Format ignores it.
+	Declared []DeclaredColumn
+}
+
+// DeclaredColumn is a column of a relation with its type as the catalog spells it.
+type DeclaredColumn struct {
+	Name, Type string
 }
 
 // SubqueryTable is [LATERAL] (query) [AS alias].

@@ -43,7 +43,10 @@ func ParseKind(s string) (Kind, bool) {
 	return Hidden, false
 }
 
-// Column is a column of a relation. Type is the database's type name, upper case.
+// Column is a column of a relation. Type is the database's name of its type as declared in
+// the database's catalog: on DuckDB spelled exactly as DuckDB spells it (ENUM labels and
+// STRUCT field names keep their case, so the type can be cast to), on PostgreSQL upper case.
+// Compare types case-insensitively.
 type Column struct {
 	Name string
 	Type string
@@ -58,6 +61,11 @@ type Relation struct {
 	// PrivacyUnit is the column that says which unit owns each row; Private relations only.
 	PrivacyUnit string
 	Columns     []Column
+	// View is set for a view. DuckDB binds a view's query again at every read, so a view
+	// over files whose types are detected from their rows (read_csv) can read with other
+	// types than the ones its catalog entry, and Columns, hold: the SQL dpsql generates reads
+	// a DuckDB view with its declared column types (internal/sqlgen), never the live ones.
+	View bool
 	// Domains holds the owner's public domains, by lower-case column name: the SQL text of a
 	// list of values, a range or a public column. Grouping only by columns with a public
 	// domain releases every value of the domain and spends nothing on partition selection.

@@ -48,6 +48,8 @@ func basePrinter(d backend.Dialect) *ast.Printer {
 		switch n := n.(type) {
 		case *ast.Ident:
 			return !fnIdents[n] && printIdent(p, d, n)
+		case *ast.TableName:
+			return printDeclared(p, d, n)
 		case *ast.TypeName:
 			if t, ok := typeNames[d][strings.ToUpper(n.Name)]; ok && len(n.Args) == 0 {
 				p.WriteString(t)
@@ -161,4 +163,40 @@ func Print(d backend.Dialect, n ast.Node) string {
 	p := printer(d)
 	p.Print(n)
 	return p.String()
+}
+
+// printDeclared prints a reference to a view on DuckDB as a projection that converts each
+// column to the type the catalog holds for it, under the name the query reads it by:
+// (SELECT TRY_CAST("m" AS BIGINT) AS "m", ... FROM "v") AS "v". DuckDB binds a view's query
+// again at every read, so a view over a CSV file whose types are detected from its rows
+// would otherwise read with types that one person's row decides (a text value in a column
+// of numbers), and whether the query binds, or the type checks before the charge pass,
+// would depend on it. The catalog's types are public and fixed when the view is created; a
+// value the conversion cannot make becomes NULL, which changes only its own row. DuckDB
+// drops a conversion to the type a column already has, so a view whose types did not
+// change reads as before (projections and filters still reach read_parquet). Tables and
+// PostgreSQL views have fixed column types and are printed as named.
+func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
+	if d != backend.DuckDB || len(n.Declared) == 0 {
+		return false
+	}
+	p.WriteString("(SELECT ")
+	for i, c := range n.Declared {
+		if i > 0 {
+			p.WriteString(", ")
+		}
+		col := ast.QuoteIdent(c.Name)
+		p.WriteString("TRY_CAST(" + col + " AS " + c.Type + ") AS " + col)
+	}
+	p.WriteString(" FROM ")
+	p.Name(n.Name)
+	p.WriteString(")")
+	if n.Alias != nil {
+		p.WriteString(" ")
+		p.Print(n.Alias)
+	} else {
+		p.WriteString(" AS ")
+		p.Print(&ast.Ident{Name: n.Name[len(n.Name)-1].Name, Quoted: true})
+	}
+	return true
 }

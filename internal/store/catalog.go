@@ -15,26 +15,43 @@ import (
 type table struct {
 	name    string // as analysts name it: "t" in the current schema, else "schema.t"
 	columns []catalog.Column
+	// view is set for views (and anything else that is not a base table: reading it as a
+	// view costs nothing, missing a view would not be safe).
+	view bool
 	// ambiguous lists other relations whose names equal this one's up to case.
 	ambiguous []string
 }
 
 // tablesOf reads the relations and columns of the database from information_schema,
-// excluding the dpsql schema and the system schemas. Keys are lower-case names.
+// excluding the dpsql schema and the system schemas, in one query. Keys are lower-case names.
+//
+// A column's type is the one the database's catalog holds, which for a view is fixed when
+// the view is created (and which analysts see in SHOW TABLES): DuckDB spells its types with
+// the case that matters (ENUM('flu') is not ENUM('FLU'), STRUCT field names), so they are
+// kept as they are; PostgreSQL's information_schema spells them in lower case and holds no
+// labels (an enum is USER-DEFINED), so they are upper-cased as dpsql always showed them.
 func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error) {
-	rows, err := q.Query(ctx, `SELECT table_schema, table_name, column_name, data_type,
-			CASE WHEN table_schema = current_schema() THEN 1 ELSE 0 END
-		FROM information_schema.columns
-		WHERE table_catalog = current_database()
-			AND table_schema NOT IN ('dpsql', 'information_schema', 'pg_catalog')
-		ORDER BY table_schema, table_name, ordinal_position`)
+	rows, err := q.Query(ctx, `SELECT c.table_schema, c.table_name, c.column_name, c.data_type,
+			CASE WHEN c.table_schema = current_schema() THEN 1 ELSE 0 END,
+			CASE WHEN t.table_type = 'BASE TABLE' THEN 0 ELSE 1 END
+		FROM information_schema.columns AS c
+			LEFT JOIN information_schema.tables AS t ON t.table_catalog = c.table_catalog
+				AND t.table_schema = c.table_schema AND t.table_name = c.table_name
+		WHERE c.table_catalog = current_database()
+			AND c.table_schema NOT IN ('dpsql', 'information_schema', 'pg_catalog')
+		ORDER BY c.table_schema, c.table_name, c.ordinal_position`)
 	if err != nil {
 		return nil, fmt.Errorf("store: read columns: %w", err)
 	}
+	upper := dialectOf(q) == backend.Postgres
 	out := map[string]*table{}
 	for _, r := range rows.Values {
 		schema, name := asString(r[0]), asString(r[1])
 		current, err := asInt(r[4])
+		if err != nil {
+			return nil, err
+		}
+		view, err := asInt(r[5])
 		if err != nil {
 			return nil, err
 		}
@@ -44,7 +61,7 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 		key := strings.ToLower(name)
 		t := out[key]
 		if t == nil {
-			t = &table{name: name}
+			t = &table{name: name, view: view != 0}
 			out[key] = t
 		} else if t.name != name {
 			// Two relations whose names differ only in case (possible in PostgreSQL with
@@ -53,7 +70,11 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 			t.ambiguous = append(t.ambiguous, name)
 			continue
 		}
-		t.columns = append(t.columns, catalog.Column{Name: asString(r[2]), Type: strings.ToUpper(asString(r[3]))})
+		typ := asString(r[3])
+		if upper {
+			typ = strings.ToUpper(typ)
+		}
+		t.columns = append(t.columns, catalog.Column{Name: asString(r[2]), Type: typ})
 	}
 	return out, nil
 }
@@ -78,6 +99,10 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 	if err != nil {
 		return nil, err
 	}
+	declared, err := declaredColumns(ctx, q)
+	if err != nil {
+		return nil, explain(ctx, q, err)
+	}
 	var rels []*catalog.Relation
 	var missing, badUnit []string
 	for _, r := range pol.Values {
@@ -94,7 +119,10 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 		if err := t.unambiguous(); err != nil {
 			return nil, err
 		}
-		rel := &catalog.Relation{Name: t.name, Kind: kind, Columns: t.columns}
+		rel := &catalog.Relation{Name: t.name, Kind: kind, Columns: t.columns, View: t.view}
+		if cols, ok := declared[strings.ToLower(name)]; ok && t.view {
+			rel.Columns = declaredStill(cols, t.columns)
+		}
 		if kind == catalog.Private {
 			c, ok := rel.Column(unit)
 			if !ok {
@@ -182,6 +210,9 @@ func SetPrivate(ctx context.Context, q backend.Querier, relation, privacyUnit st
 	if err := q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Private.String(), c.Name); err != nil {
 		return err
 	}
+	if err := recordColumns(ctx, q, t); err != nil {
+		return err
+	}
 	return BumpPolicy(ctx, q)
 }
 
@@ -195,6 +226,9 @@ func SetPublic(ctx context.Context, q backend.Querier, relation string) error {
 		return err
 	}
 	if err := q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Public.String(), nil); err != nil {
+		return err
+	}
+	if err := recordColumns(ctx, q, t); err != nil {
 		return err
 	}
 	return BumpPolicy(ctx, q)
@@ -215,6 +249,9 @@ func Unset(ctx context.Context, q backend.Querier, relation string) error {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedTable, "relation %q has no privacy policy to remove", relation)
 	}
 	if err := q.Exec(ctx, `DELETE FROM dpsql.relations WHERE name = $1`, key); err != nil {
+		return err
+	}
+	if err := forgetColumns(ctx, q, key); err != nil {
 		return err
 	}
 	return BumpPolicy(ctx, q)

@@ -8,6 +8,8 @@
 //	dpsql.domains   (relation, column_name, spec: the owner's public domains)
 //	dpsql.limits    (one row, id = 1: statement_timeout_ms, memory_limit_bytes; NULL: no
 //	                 limit; the owner's limits for analysts, ReadLimits and SetLimits)
+//	dpsql.view_columns (DuckDB only: relation, position, column_name, type: a declared
+//	                 view's columns as they were when the owner declared it; viewcols.go)
 //
 // It works through backend.Backend, backend.Querier and backend.Tx only, with SQL that DuckDB
 // and PostgreSQL both accept unchanged: CREATE SCHEMA/TABLE IF NOT EXISTS, INSERT ... ON

@@ -84,7 +84,7 @@ func Init(ctx context.Context, b backend.Backend) error {
 		}
 		return installTotal(ctx, b)
 	}
-	ok, err := haveTables(ctx, b, append([]string{limitsTable}, tables...)...)
+	ok, err := haveTables(ctx, b, append([]string{limitsTable, viewColumnsTable}, tables...)...)
 	if err == nil && ok {
 		ok, err = hasAccounts(ctx, b)
 	}
@@ -95,12 +95,12 @@ func Init(ctx context.Context, b backend.Backend) error {
 		return installTotal(ctx, b)
 	}
 	err = b.Tx(ctx, func(q backend.Querier) error {
-		for _, s := range append(append(initStmts, limitsStmts...), accountsStmts...) {
+		for _, s := range append(append(append(initStmts, limitsStmts...), accountsStmts...), viewColumnsStmts...) {
 			if err := q.Exec(ctx, s); err != nil {
 				return err
 			}
 		}
-		return nil
+		return recordDeclaredViews(ctx, q)
 	})
 	if err != nil {
 		return fmt.Errorf("store: cannot create the dpsql schema (it must be created once by the owner on a writable database): %w", err)
@@ -119,6 +119,11 @@ func dialectOf(q backend.Querier) backend.Dialect {
 
 // initialized reports whether all of dpsql's tables that analysts need exist.
 func initialized(ctx context.Context, q backend.Querier) (bool, error) {
+	if dialectOf(q) == backend.DuckDB {
+		// A database an earlier dpsql initialised lacks dpsql.view_columns until its owner
+		// opens it once (Init records its views' columns then).
+		return haveTables(ctx, q, append([]string{viewColumnsTable}, tables...)...)
+	}
 	return haveTables(ctx, q, tables...)
 }
 

@@ -225,6 +225,11 @@ func (s *session) run(ctx context.Context, f *flags, opts Options) error {
 	s.params = f.params
 
 	err := s.runInputs(ctx, f, opts)
+	if !errors.Is(err, errOutput) {
+		if ferr := s.flush(); ferr != nil && err == nil {
+			err = ferr // whatever is still buffered must reach standard output
+		}
+	}
 	switch {
 	case errors.Is(err, errQuit):
 		err = nil

@@ -363,3 +363,45 @@ func TestIncludeAndEcho(t *testing.T) {
 		t.Errorf("self include: exit %d, stderr %q", ExitCode(r.err), r.stderr)
 	}
 }
+
+// TestMetaOutputAtEnd: a meta-command's output appears even when no statement follows it
+// (it was left in the output buffer when a -c, -f or piped script ended with one), and in
+// order with the statements' output.
+func TestMetaOutputAtEnd(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "meta.sql")
+	if err := os.WriteFile(file, []byte("\\?\n\\echo after\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"help", "", []string{"-c", `\?`}, metaHelp},
+		{"echo", "", []string{"-c", `\echo x`}, "x\n"},
+		{"file", "", []string{"-f", file}, metaHelp + "after\n"},
+		{"after a statement", "", []string{"-c", "SELECT 1", "-c", `\echo tail`}, "SELECT\ntail\n"},
+		{"piped", "\\echo one\nCREATE t;\n\\echo two\n", nil, "one\nCREATE\ntwo\n"},
+		{"included", "\\i " + file + "\n", nil, metaHelp + "after\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runWith(t, newFake(), c.stdin, c.args...)
+			if r.err != nil || r.stdout != c.want {
+				t.Errorf("err = %v, stdout = %q, want %q", r.err, r.stdout, c.want)
+			}
+		})
+	}
+
+	// Standard output and standard error on one stream (a terminal, 2>&1): the echo comes
+	// before the error of the statement after it.
+	var both bytes.Buffer
+	err := Run(context.Background(), []string{"-c", "\\echo before\nBAD x;\n\\echo after"}, Options{
+		Stdin: strings.NewReader(""), Stdout: &both, Stderr: &both,
+		Open:     func(context.Context, dpsql.Config) (Engine, error) { return newFake(), nil },
+		Complete: simpleComplete,
+	})
+	if got := both.String(); err == nil || !strings.HasPrefix(got, "before\nERROR: ") || !strings.HasSuffix(got, "after\n") {
+		t.Errorf("err = %v, output = %q", err, got)
+	}
+}

@@ -124,6 +124,14 @@ func (s *session) do(ctx context.Context, name string, it item, interactive bool
 	var err error
 	if it.meta {
 		err = s.meta(ctx, it.text)
+		// A command's output is flushed at once, as a statement's is: it must come out in
+		// order with the statements' output and their errors on standard error, and
+		// nothing may be left in the buffer when the script ends.
+		if !errors.Is(err, errOutput) {
+			if ferr := s.flush(); ferr != nil {
+				return ferr
+			}
+		}
 		switch {
 		case err == nil, errors.Is(err, errQuit):
 			return err

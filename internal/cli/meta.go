@@ -134,15 +134,16 @@ func (s *session) include(ctx context.Context, path string) error {
 	if s.depth >= maxIncludeDepth {
 		return fmt.Errorf(`\i %s: files include each other more than %d deep`, sanitize(path), maxIncludeDepth)
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf(`\i: %w`, err)
 	}
+	defer f.Close()
 	s.depth++
 	defer func() { s.depth-- }()
 	failed := s.failed
 	s.failed = false
-	err = s.runText(ctx, path, string(b))
+	err = s.runScript(ctx, path, f)
 	if s.failed && err == nil {
 		err = fmt.Errorf("%w: in %s", ErrFailed, path) // reported already
 	}

@@ -213,7 +213,7 @@ func Allow(st Status, cost Budget) error {
 			a.LimitDelta && !fits(a.Allowance.Delta, a.Spent.Delta, cost.Delta) {
 			return sqlerr.New(sqlerr.Pos{}, sqlerr.BudgetExhausted,
 				"your privacy allowance is exhausted: this query costs %s; your allowance (analyst %s) has %s left",
-				cost, a.Name, st.AccountRemaining()).
+				cost, a.Name, st.AccountRemainingText()).
 				WithHint("lower epsilon (or delta) in the query's OPTIONS, or ask the data owner to raise your allowance (ALTER ANALYST %s SET OPTIONS(epsilon=...))", a.Name)
 		}
 	}
@@ -223,7 +223,7 @@ func Allow(st Status, cost Budget) error {
 	if fits(st.Total.Epsilon, st.Spent.Epsilon, cost.Epsilon) && fits(st.Total.Delta, st.Spent.Delta, cost.Delta) {
 		return nil
 	}
-	r := st.Remaining()
+	r := st.RemainingText()
 	if st.Account != nil {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.BudgetExhausted,
 			"the database's privacy budget is exhausted: this query costs %s; the database has %s left for all analysts", cost, r).
@@ -247,10 +247,12 @@ func fits(total, spent, cost float64) bool {
 	return used-total <= Tolerance*ulp
 }
 
-// String renders b as "epsilon=0.5, delta=1e-06", with 15 significant digits so that float
-// rounding noise (0.19999999999999996) reads as the number the user has in mind (0.2).
+// String renders b as "epsilon=0.5, delta=1e-06", with 12 significant digits so that float
+// rounding noise (0.19999999999999996, or a sum of charges 0.000450000000000001) reads as
+// the number the user has in mind (0.2, 0.00045). A remainder is shown with
+// Status.RemainingText, which never rounds it up beyond what can be spent.
 func (b Budget) String() string {
 	return "epsilon=" + num(b.Epsilon) + ", delta=" + num(b.Delta)
 }
 
-func num(f float64) string { return strconv.FormatFloat(f, 'g', 15, 64) }
+func num(f float64) string { return strconv.FormatFloat(f, 'g', shownDigits, 64) }

@@ -225,6 +225,11 @@ func (s *session) run(ctx context.Context, f *flags, opts Options) error {
 	s.params = f.params
 
 	err := s.runInputs(ctx, f, opts)
+	if !errors.Is(err, errOutput) {
+		if ferr := s.flush(); ferr != nil && err == nil {
+			err = ferr // whatever is still buffered must reach standard output
+		}
+	}
 	switch {
 	case errors.Is(err, errQuit):
 		err = nil
@@ -238,38 +243,45 @@ func (s *session) run(ctx context.Context, f *flags, opts Options) error {
 }
 
 // runInputs runs the -c and -f inputs in order, or standard input as a script, or the
-// prompt.
+// prompt. A -f input that cannot be read (further) counts as a failed statement.
 func (s *session) runInputs(ctx context.Context, f *flags, opts Options) error {
 	if len(f.sources) > 0 {
 		for _, src := range f.sources {
+			var err error
 			if src.kind == fromCommand {
-				if err := s.runText(ctx, "", src.arg); err != nil {
-					return err
-				}
-				continue
+				err = s.runText(ctx, "", src.arg)
+			} else {
+				err = s.runFile(ctx, src.arg, opts.Stdin)
 			}
-			script, err := s.readFile(src.arg, opts.Stdin)
-			if err != nil {
+			switch {
+			case errors.Is(err, ErrFailed): // reported already
 				s.failed = true
 				if s.onErrorStop {
 					return errStopped
 				}
-				continue
-			}
-			if err := s.runText(ctx, displayName(src.arg), script); err != nil {
+			case err != nil:
 				return err
 			}
 		}
 		return nil
 	}
 	if !opts.StdinIsTerminal {
-		script, err := s.readFile("-", opts.Stdin)
-		if err != nil {
-			return err
-		}
-		return s.runText(ctx, "", script)
+		return s.runScript(ctx, "", opts.Stdin)
 	}
 	return s.interactive(ctx, opts)
+}
+
+// runFile runs the script of a -f file as it reads it; "-" is standard input.
+func (s *session) runFile(ctx context.Context, path string, stdin io.Reader) error {
+	if path == "-" {
+		return s.runScript(ctx, displayName(path), stdin)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return s.inputFailed(err.Error(), err)
+	}
+	defer file.Close()
+	return s.runScript(ctx, path, file)
 }
 
 // execShowing is exec with the progress indicator on a terminal.
@@ -379,18 +391,26 @@ func renderError(name, script string, err error) string {
 	return msg
 }
 
-// readFile reads a -f or --init file; "-" is standard input.
+// readFile reads an --init file; "-" is standard input. An --init script runs as one
+// script, so it is read whole, and refused when longer than maxStatement.
 func (s *session) readFile(path string, stdin io.Reader) (string, error) {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = io.ReadAll(stdin)
-	} else {
-		b, err = os.ReadFile(path)
+	r := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", s.inputFailed(err.Error(), err)
+		}
+		defer f.Close()
+		r = f
 	}
+	b, err := io.ReadAll(io.LimitReader(r, int64(maxStatement)+1))
 	if err != nil {
-		fmt.Fprintf(s.errw, "dpsql: %v\n", err)
-		return "", fmt.Errorf("%w: %w", ErrFailed, err)
+		return "", s.inputFailed(err.Error(), err)
+	}
+	if len(b) > maxStatement {
+		msg := fmt.Sprintf("%s: an --init script longer than %s; run a longer one with --owner -f, which reads it a statement at a time",
+			displayName(path), sizeText(maxStatement))
+		return "", s.inputFailed(msg, errTooLong)
 	}
 	return string(b), nil
 }

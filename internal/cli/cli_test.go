@@ -363,3 +363,127 @@ func TestIncludeAndEcho(t *testing.T) {
 		t.Errorf("self include: exit %d, stderr %q", ExitCode(r.err), r.stderr)
 	}
 }
+
+// TestMetaOutputAtEnd: a meta-command's output appears even when no statement follows it
+// (it was left in the output buffer when a -c, -f or piped script ended with one), and in
+// order with the statements' output.
+func TestMetaOutputAtEnd(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "meta.sql")
+	if err := os.WriteFile(file, []byte("\\?\n\\echo after\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"help", "", []string{"-c", `\?`}, metaHelp},
+		{"echo", "", []string{"-c", `\echo x`}, "x\n"},
+		{"file", "", []string{"-f", file}, metaHelp + "after\n"},
+		{"after a statement", "", []string{"-c", "SELECT 1", "-c", `\echo tail`}, "SELECT\ntail\n"},
+		{"piped", "\\echo one\nCREATE t;\n\\echo two\n", nil, "one\nCREATE\ntwo\n"},
+		{"included", "\\i " + file + "\n", nil, metaHelp + "after\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runWith(t, newFake(), c.stdin, c.args...)
+			if r.err != nil || r.stdout != c.want {
+				t.Errorf("err = %v, stdout = %q, want %q", r.err, r.stdout, c.want)
+			}
+		})
+	}
+
+	// Standard output and standard error on one stream (a terminal, 2>&1): the echo comes
+	// before the error of the statement after it.
+	var both bytes.Buffer
+	err := Run(context.Background(), []string{"-c", "\\echo before\nBAD x;\n\\echo after"}, Options{
+		Stdin: strings.NewReader(""), Stdout: &both, Stderr: &both,
+		Open:     func(context.Context, dpsql.Config) (Engine, error) { return newFake(), nil },
+		Complete: simpleComplete,
+	})
+	if got := both.String(); err == nil || !strings.HasPrefix(got, "before\nERROR: ") || !strings.HasSuffix(got, "after\n") {
+		t.Errorf("err = %v, output = %q", err, got)
+	}
+}
+
+// lowerMaxStatement sets maxStatement to n for the test.
+func lowerMaxStatement(t *testing.T, n int) {
+	old := maxStatement
+	maxStatement = n
+	t.Cleanup(func() { maxStatement = old })
+}
+
+// TestStatementLimit: scripts are read a statement at a time, and a statement (or a line)
+// longer than maxStatement stops its input with an error naming the file, the line and the
+// limit, after the statements before it ran; the inputs after it still run (without
+// ON_ERROR_STOP). Nothing reads a whole file of unbounded size into memory.
+func TestStatementLimit(t *testing.T) {
+	lowerMaxStatement(t, 1000)
+	dir := t.TempDir()
+	long := filepath.Join(dir, "long.sql")
+	script := "CREATE a;\nSELECT\n" + strings.Repeat("x\n", 600) + ";\nCREATE never;\n"
+	if err := os.WriteFile(long, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zeros := filepath.Join(dir, "zeros")
+	if err := os.WriteFile(zeros, make([]byte, 5000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	limit := "a statement longer than 1000 bytes"
+	for _, c := range []struct {
+		name   string
+		stdin  string
+		args   []string
+		ran    []string
+		stderr string
+		exit   int
+	}{
+		{"-f", "", []string{"-f", long, "-c", "CREATE next;"}, []string{"CREATE a;", "CREATE next;"}, long + ":2: " + limit, 1},
+		{"-f stops", "", []string{"-v", "ON_ERROR_STOP=1", "-f", long, "-c", "CREATE next;"}, []string{"CREATE a;"}, long + ":2: " + limit, 3},
+		{"\\i", "", []string{"-c", `\i ` + long, "-c", "CREATE next;"}, []string{"CREATE a;", "CREATE next;"}, long + ":2: " + limit, 1},
+		{"long line", "", []string{"-f", zeros, "-c", "CREATE next;"}, []string{"CREATE next;"}, zeros + ":1: " + limit, 1},
+		{"\\i long line", "", []string{"-c", `\i ` + zeros}, nil, zeros + ":1: " + limit, 1},
+		{"stdin", script, nil, []string{"CREATE a;"}, "line 2: " + limit, 1},
+		{"-f -", script, []string{"-f", "-"}, []string{"CREATE a;"}, "<stdin>:2: " + limit, 1},
+		{"--init", "", []string{"--owner", "--init", zeros, "-c", "CREATE never;"}, nil, zeros + ": an --init script longer than 1000 bytes", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eng := newFake()
+			r := runWith(t, eng, c.stdin, c.args...)
+			if ExitCode(r.err) != c.exit || !reflect.DeepEqual(eng.scripts, c.ran) || !strings.Contains(r.stderr, c.stderr) {
+				t.Errorf("exit %d (want %d), scripts %q (want %q), stderr %q (want %q)",
+					ExitCode(r.err), c.exit, eng.scripts, c.ran, r.stderr, c.stderr)
+			}
+		})
+	}
+
+	// At the prompt (a terminal without line editing) a line or statement too long ends the
+	// input with the same error, after the statements before it.
+	for _, stdin := range []string{script, string(make([]byte, 5000))} {
+		eng := newFake()
+		var out, errw bytes.Buffer
+		err := Run(context.Background(), nil, Options{
+			Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errw, StdinIsTerminal: true,
+			Open:     func(context.Context, dpsql.Config) (Engine, error) { return eng, nil },
+			Complete: simpleComplete,
+		})
+		if ExitCode(err) != 1 || !strings.Contains(errw.String(), limit) || len(eng.scripts) > 1 {
+			t.Errorf("prompt: exit %d, scripts %q, stderr %q", ExitCode(err), eng.scripts, errw.String())
+		}
+	}
+}
+
+// TestStatementLimitDevZero: \i /dev/zero and -f /dev/zero (a file without end or newline)
+// fail at the limit instead of exhausting memory.
+func TestStatementLimitDevZero(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	lowerMaxStatement(t, 1<<20)
+	for _, args := range [][]string{{"-c", `\i /dev/zero`}, {"-f", "/dev/zero"}} {
+		r := runWith(t, newFake(), "", append(args, "-c", `\echo next`)...)
+		if ExitCode(r.err) != 1 || r.stdout != "next\n" || !strings.Contains(r.stderr, "/dev/zero:1: a statement longer than 1 MiB") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, ExitCode(r.err), r.stdout, r.stderr)
+		}
+	}
+}

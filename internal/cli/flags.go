@@ -314,6 +314,7 @@ runs standard input as a script otherwise. Scripts (-c, -f, standard input) may 
 backslash commands (\d, \dt, \x, \pset, ...). A failed statement prints its error
 and the script goes on; the command then exits with status 1 (with ON_ERROR_STOP it
 stops there and exits with status 3). A bad command line exits with status 2.
+Scripts run a statement at a time as they are read; a statement may hold 64 MiB.
 
 Examples (from the repository's root; SHOW TABLES, \dt and the queries read the
 bundled example shop):

@@ -22,9 +22,11 @@ type relationLister interface {
 const metaHelp = `Meta-commands (at the prompt, in -c and in scripts):
   \q                   quit (also Ctrl-D, exit, quit)
   \?                   show this help
-  \dt                  list the relations you may query, with their privacy unit
-  \d [NAME]            \dt without NAME; the columns of relation NAME, their types
-                       and which one is the privacy unit
+  \dt [PATTERN]        list the relations you may query, with their privacy unit
+  \d [PATTERN]         \dt without PATTERN; the columns of the relations PATTERN
+                       names, their types and which one is the privacy unit.
+                       PATTERN as in psql: NAME or SCHEMA.NAME, * and ? wildcards,
+                       "Quoted" parts taken literally (unquoted ones in any case)
   \budget              show the privacy budget (SHOW BUDGET)
   \i FILE              run the statements and commands of FILE
   \echo TEXT           print TEXT
@@ -60,16 +62,23 @@ func (s *session) meta(ctx context.Context, line string) error {
 	case `\?`, `\h`, `\help`:
 		_, err := io.WriteString(s.out, metaHelp)
 		return err
-	case `\dt`, `\dt+`:
-		return s.listRelations(ctx)
-	case `\d`, `\d+`:
-		switch len(args) {
-		case 0:
-			return s.listRelations(ctx)
-		case 1:
-			return s.describe(ctx, args[0])
+	case `\dt`, `\dt+`, `\d`, `\d+`:
+		// A pattern may hold quoted white space: split the line again, as psql does.
+		args = metaArgs(strings.TrimPrefix(strings.TrimSuffix(strings.TrimSpace(line), ";"), cmd))
+		if len(args) > 1 {
+			return fmt.Errorf(`%s: want at most one pattern, like purchases, "Sales".orders or p*`, cmd)
 		}
-		return errors.New(`\d: want at most one relation name`)
+		var pat *namePattern
+		if len(args) == 1 {
+			var err error
+			if pat, err = parsePattern(args[0]); err != nil {
+				return fmt.Errorf(`%s: %s: %w`, cmd, sanitize(args[0]), err)
+			}
+		}
+		if strings.HasPrefix(cmd, `\dt`) || pat == nil {
+			return s.listRelations(ctx, pat)
+		}
+		return s.describe(ctx, args[0], pat)
 	case `\echo`:
 		_, err := fmt.Fprintln(s.out, sanitize(strings.Join(args, " ")))
 		return err
@@ -134,15 +143,16 @@ func (s *session) include(ctx context.Context, path string) error {
 	if s.depth >= maxIncludeDepth {
 		return fmt.Errorf(`\i %s: files include each other more than %d deep`, sanitize(path), maxIncludeDepth)
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf(`\i: %w`, err)
 	}
+	defer f.Close()
 	s.depth++
 	defer func() { s.depth-- }()
 	failed := s.failed
 	s.failed = false
-	err = s.runText(ctx, path, string(b))
+	err = s.runScript(ctx, path, f)
 	if s.failed && err == nil {
 		err = fmt.Errorf("%w: in %s", ErrFailed, path) // reported already
 	}
@@ -272,9 +282,13 @@ func (s *session) relations(ctx context.Context) ([]dpsql.Relation, error) {
 	return rels, nil
 }
 
-// listRelations is \dt: each relation the session may name, its kind and privacy unit.
-func (s *session) listRelations(ctx context.Context) error {
+// listRelations is \dt [PATTERN]: each relation the session may name (that pat matches,
+// unless nil), its kind and privacy unit.
+func (s *session) listRelations(ctx context.Context, pat *namePattern) error {
 	if _, ok := s.eng.(relationLister); !ok {
+		if pat != nil {
+			return errors.New("this database cannot list its relations by pattern; use SHOW TABLES")
+		}
 		return s.statement(ctx, "", item{text: "SHOW TABLES;", line: 1, col: 1})
 	}
 	rels, err := s.relations(ctx)
@@ -284,6 +298,9 @@ func (s *session) listRelations(ctx context.Context) error {
 	r := &dpsql.Result{Columns: []dpsql.Column{{Name: "name", Type: "VARCHAR"}, {Name: "kind", Type: "VARCHAR"},
 		{Name: "privacy_unit", Type: "VARCHAR"}, {Name: "columns", Type: "BIGINT"}}}
 	for _, rel := range rels {
+		if pat != nil && !pat.match(rel.Name) {
+			continue
+		}
 		var unit any
 		if rel.PrivacyUnit != "" {
 			unit = rel.PrivacyUnit
@@ -293,17 +310,19 @@ func (s *session) listRelations(ctx context.Context) error {
 	return s.printOne(r)
 }
 
-// describe is \d NAME: the relation's columns, their types and which is the privacy unit.
-func (s *session) describe(ctx context.Context, name string) error {
+// describe is \d PATTERN: the columns of each relation pat matches, their types and which
+// is the privacy unit.
+func (s *session) describe(ctx context.Context, pattern string, pat *namePattern) error {
 	rels, err := s.relations(ctx)
 	if err != nil {
 		return s.metaFailed(err)
 	}
-	want := strings.Trim(name, `"`)
+	found := false
 	for _, rel := range rels {
-		if !strings.EqualFold(rel.Name, want) {
+		if !pat.match(rel.Name) {
 			continue
 		}
+		found = true
 		r := &dpsql.Result{Columns: []dpsql.Column{{Name: "column", Type: "VARCHAR"}, {Name: "type", Type: "VARCHAR"},
 			{Name: "privacy_unit", Type: "VARCHAR"}}}
 		for _, c := range rel.Columns {
@@ -320,9 +339,23 @@ func (s *session) describe(ctx context.Context, name string) error {
 			}
 			fmt.Fprintln(s.out, sanitize(title))
 		}
-		return s.printOne(r)
+		if err := s.printOne(r); err != nil {
+			return err
+		}
 	}
-	return fmt.Errorf(`\d: relation %q does not exist or is not one you may query; \dt lists them`, sanitize(want))
+	if !found {
+		return fmt.Errorf(`\d: relation %s does not exist or is not one you may query; \dt lists them`, sanitize(quoteArg(pattern)))
+	}
+	return nil
+}
+
+// quoteArg shows a meta-command's argument in a message: in double quotes, unless it is
+// quoted already.
+func quoteArg(a string) string {
+	if strings.Contains(a, `"`) {
+		return a
+	}
+	return `"` + a + `"`
 }
 
 // metaFailed prints the error of a meta-command that asked the database.

@@ -123,11 +123,8 @@ func (p *plainReader) ReadLine(prompt string) (string, error) {
 	if _, err := io.WriteString(p.w, prompt); err != nil {
 		return "", err
 	}
-	line, err := p.r.ReadString('\n')
-	if err == io.EOF && line != "" {
-		err = nil
-	}
-	return strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), err
+	line, err := readLine(p.r, maxStatement)
+	return strings.TrimSuffix(line, "\r"), err
 }
 
 func (p *plainReader) AddHistory(entry string) { p.history = append(p.history, entry) }
@@ -153,6 +150,8 @@ func (s *session) repl(ctx context.Context, lr lineReader) error {
 			continue
 		case errors.Is(err, io.EOF):
 			return s.flush()
+		case errors.Is(err, errTooLong):
+			return s.inputFailed(tooLong("", sp.at(n)), err) // the rest of the line cannot be told apart from the next
 		case err != nil:
 			return fmt.Errorf("reading input: %w", err)
 		}
@@ -166,7 +165,8 @@ func (s *session) repl(ctx context.Context, lr lineReader) error {
 		if !sp.pending() && (trimmed == "exit" || trimmed == "quit") {
 			return s.flush()
 		}
-		for _, it := range sp.feed(line, n) {
+		items, ferr := sp.feed(line, n)
+		for _, it := range items {
 			// History entries are single lines; spaces inside the line stay as typed, so a
 			// recalled string literal keeps its contents.
 			lr.AddHistory(strings.ReplaceAll(strings.TrimSpace(it.text), "\n", " "))
@@ -178,6 +178,9 @@ func (s *session) repl(ctx context.Context, lr lineReader) error {
 			case err != nil:
 				return err // output failed; nothing more can be shown
 			}
+		}
+		if ferr != nil {
+			return s.inputFailed(tooLong("", sp.at(n)), ferr)
 		}
 	}
 }

@@ -161,3 +161,67 @@ func TestNoiseDoesNotDependOnData(t *testing.T) {
 		t.Errorf("Noise = %v, want [0 >0 >0 NaN]", w)
 	}
 }
+
+// TestDescribePatterns: \d and \dt take psql's name patterns: a quoted or qualified name
+// ("main"."buys", as the review wrote it), * and ? wildcards; unquoted parts match in any
+// case, quoted ones in their own.
+func TestDescribePatterns(t *testing.T) {
+	out, errw, exit := shell(t, `\d "main"."buys"
+\echo ====
+\d *
+\echo ====
+\dt *
+\echo ====
+\dt i?ems
+\echo ====
+\d BUYS
+\echo ====
+\d public.items
+\echo ====
+\d "BUYS"
+\d other.buys
+\d "buys
+\d a b
+`)
+	if exit != 1 {
+		t.Errorf("exit = %d, want 1", exit)
+	}
+	sections := strings.Split(out, "====\n")
+	if len(sections) != 7 {
+		t.Fatalf("stdout:\n%s\nstderr:\n%s", out, errw)
+	}
+	buys := "Private relation \"buys\" (privacy unit uid)\n"
+	items := "Public relation \"items\"\n"
+	for i, c := range []struct{ has, hasNot []string }{
+		{[]string{buys, " uid    | INTEGER      | yes\n"}, []string{items}},
+		{[]string{buys, items, " price  | INTEGER"}, nil},
+		{[]string{" buys  | private", " items | public", "(2 rows)"}, nil},
+		{[]string{" items | public", "(1 row)"}, []string{"buys"}},
+		{[]string{buys}, []string{items}},
+		{[]string{items}, []string{buys}},
+	} {
+		for _, want := range c.has {
+			if !strings.Contains(sections[i], want) {
+				t.Errorf("section %d lacks %q:\n%s", i, want, sections[i])
+			}
+		}
+		for _, not := range c.hasNot {
+			if strings.Contains(sections[i], not) {
+				t.Errorf("section %d has %q:\n%s", i, not, sections[i])
+			}
+		}
+	}
+	if sections[6] != "" {
+		t.Errorf("the failing commands printed %q", sections[6])
+	}
+	for _, want := range []string{
+		`\d: relation "BUYS" does not exist`,
+		`\d: relation "other.buys" does not exist`,
+		`\d: "buys: unterminated quoted name`,
+		`\d: want at most one pattern`,
+	} {
+		if !strings.Contains(errw, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errw)
+		}
+	}
+}

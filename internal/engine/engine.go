@@ -656,12 +656,12 @@ func run(ctx context.Context, prep *exec.Prepared, b backend.Backend) (res *exec
 
 func chargeNotice(cost ledger.Budget, st ledger.Status) string {
 	if a := st.Account; a != nil && (a.LimitEpsilon || a.LimitDelta || !st.Unlimited) {
-		return fmt.Sprintf("charged %s; you have %s left (analyst %s)", cost, st.AccountRemaining(), a.Name)
+		return fmt.Sprintf("charged %s; you have %s left (analyst %s)", cost, st.AccountRemainingText(), a.Name)
 	}
 	if st.Unlimited {
 		return fmt.Sprintf("charged %s; the budget limit is lifted (spent so far: %s)", cost, st.Spent)
 	}
-	return fmt.Sprintf("charged %s; remaining %s", cost, st.Remaining())
+	return fmt.Sprintf("charged %s; remaining %s", cost, st.RemainingText())
 }
 
 func explainResult(prep *exec.Prepared, cost ledger.Budget) *Result {

@@ -76,6 +76,11 @@ type Engine struct {
 	bound bool
 	// gen is the policy generation cat was loaded at (store.PolicyGeneration, see refresh).
 	gen int64
+	// catErr, for the owner only, is why the policy could not be loaded (a declared relation
+	// dropped, a private view replaced by one that breaks a rule): the owner's session goes
+	// on with an empty catalog so that the owner can repair the policy, and every statement
+	// that needs the catalog fails with this error (see reload).
+	catErr error
 	// shapes remembers how the session's stages bound contributions (exec.ShapeCache: a
 	// choice of speed only), cleared with each catalog load.
 	shapes *exec.ShapeCache
@@ -149,8 +154,16 @@ func (e *Engine) reload(ctx context.Context) error {
 		return err
 	}
 	cat, err := store.LoadCatalog(ctx, e.b)
-	if err != nil {
+	var policyErr *sqlerr.Error
+	if err != nil && e.o.Owner && errors.As(err, &policyErr) {
+		// The policy no longer matches the database: only the owner can repair it, which
+		// needs a session (DROP, CREATE, ALTER ... SET OPTIONS work without the catalog).
+		cat = catalog.New()
+		e.catErr = err
+	} else if err != nil {
 		return err
+	} else {
+		e.catErr = nil
 	}
 	e.cat, e.gen = cat, gen
 	e.shapes.Clear()
@@ -457,6 +470,9 @@ func (e *Engine) query(ctx context.Context, q *ast.Query, text string, explain b
 	if e.o.Owner && !isAnonymized(q) {
 		// Anonymized SELECTs inside the owner's query are released as an analyst's are.
 		n, err := analyzer.AnalyzeOwnerParts(q, e.cat)
+		if n != nil && e.catErr != nil {
+			return nil, e.catErr
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -472,6 +488,9 @@ func (e *Engine) query(ctx context.Context, q *ast.Query, text string, explain b
 			return e.rawQuery(ctx, sqlgen.Print(e.b.Dialect(), q))
 		}
 		return e.rawQuery(ctx, text)
+	}
+	if e.catErr != nil {
+		return nil, e.catErr
 	}
 	an, err := analyzer.Analyze(q, e.cat)
 	if err != nil {

@@ -337,6 +337,9 @@ func (e *Engine) show(ctx context.Context, s *ast.ShowStmt) (*Result, error) {
 	case "LIMITS":
 		return e.showLimits(ctx)
 	case "TABLES", "POLICY":
+		if e.catErr != nil {
+			return nil, e.catErr
+		}
 		r := &Result{Tag: "SHOW", Columns: []Column{{"name", "VARCHAR"}, {"kind", "VARCHAR"}, {"privacy_unit", "VARCHAR"}, {"columns", "VARCHAR"}}}
 		for _, rel := range e.cat.Relations() {
 			var cols []string

@@ -14,6 +14,9 @@ func (e *Engine) Relations(ctx context.Context) ([]*catalog.Relation, error) {
 	if err := e.refresh(ctx); err != nil {
 		return nil, err
 	}
+	if e.catErr != nil {
+		return nil, e.catErr
+	}
 	return e.cat.Relations(), nil
 }
 

@@ -104,7 +104,7 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 		return nil, explain(ctx, q, err)
 	}
 	var rels []*catalog.Relation
-	var missing, badUnit []string
+	var missing, badUnit, privateViews []string
 	for _, r := range pol.Values {
 		name, kindText, unit := asString(r[0]), asString(r[1]), asString(r[2])
 		kind, ok := catalog.ParseKind(kindText)
@@ -124,6 +124,9 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 			rel.Columns = declaredStill(cols, t.columns)
 		}
 		if kind == catalog.Private {
+			if t.view {
+				privateViews = append(privateViews, t.name)
+			}
 			c, ok := rel.Column(unit)
 			if !ok {
 				badUnit = append(badUnit, fmt.Sprintf("%s.%s", name, unit))
@@ -132,6 +135,11 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 			rel.PrivacyUnit = c.Name
 		}
 		rels = append(rels, rel)
+	}
+	// A private view the owner replaced after declaring it is checked again: analysts' reads
+	// of it must not depend on a format detected from its rows (checkFixedFileFormat).
+	if err := checkFixedFileFormat(ctx, q, privateViews...); err != nil {
+		return nil, err
 	}
 	if err := loadDomains(ctx, q, rels); err != nil {
 		return nil, explain(ctx, q, err)
@@ -206,6 +214,11 @@ func SetPrivate(ctx context.Context, q backend.Querier, relation, privacyUnit st
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.UndefinedColumn,
 			"relation %s has no column %q to be its privacy unit", t.name, privacyUnit).
 			WithHint("its columns are: %s", strings.Join(names, ", "))
+	}
+	if t.view {
+		if err := checkFixedFileFormat(ctx, q, t.name); err != nil {
+			return err
+		}
 	}
 	if err := q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Private.String(), c.Name); err != nil {
 		return err

@@ -41,10 +41,10 @@ func checkFixedFileFormat(ctx context.Context, q backend.Querier, views ...strin
 	if dialectOf(q) != backend.DuckDB || len(views) == 0 {
 		return nil
 	}
-	rows, err := q.Query(ctx, `SELECT schema_name, view_name, sql, schema_name = current_schema()
-		FROM duckdb_views() WHERE NOT internal AND database_name = current_database()`)
+	rows, err := q.Query(ctx, `SELECT table_schema, table_name, view_definition, table_schema = current_schema()
+		FROM information_schema.views WHERE table_catalog = current_database()`)
 	if err != nil {
-		return fmt.Errorf("store: read duckdb_views(): %w", err)
+		return fmt.Errorf("store: read information_schema.views: %w", err)
 	}
 	defs := map[string]string{} // view name (and schema.name) in lower case → definition
 	for _, r := range rows.Values {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"sync"
@@ -198,6 +199,11 @@ func (s *Spend) Commit(ctx context.Context) (Status, error) {
 // With an account (st.Account), the cost must fit the analyst's allowance and the database's
 // total, and the refusal says which of them it does not fit and what is left; a dropped
 // account spends nothing. The allowance binds also when the owner lifted the total's limit.
+//
+// Against every limit that binds (see check), a positive epsilon or delta must fit what
+// remains, nothing is accepted once nothing remains, and a positive amount must change what
+// is recorded as spent: a charge that float64 addition would round away (1e6 + 5e-11 is 1e6)
+// is refused with RuleRecordable, whose hint gives the smallest amount that can be recorded.
 func Allow(st Status, cost Budget) error {
 	if !st.Set {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.ObjectNotInPrerequisite,
@@ -209,42 +215,129 @@ func Allow(st Status, cost Budget) error {
 				"analyst account %s no longer exists: it cannot spend privacy budget", a.Name).
 				WithHint("the data owner dropped the account; ask them to create it again, then log in again")
 		}
-		if a.LimitEpsilon && !fits(a.Allowance.Epsilon, a.Spent.Epsilon, cost.Epsilon) ||
-			a.LimitDelta && !fits(a.Allowance.Delta, a.Spent.Delta, cost.Delta) {
+		var ve, vd verdict
+		if a.LimitEpsilon {
+			ve = check(a.Allowance.Epsilon, a.Spent.Epsilon, cost.Epsilon)
+		}
+		if a.LimitDelta {
+			vd = check(a.Allowance.Delta, a.Spent.Delta, cost.Delta)
+		}
+		if ve == over || vd == over {
+			c, left := refusalAmounts(cost, st.AccountRemaining(), st.accountRemainingParts())
 			return sqlerr.New(sqlerr.Pos{}, sqlerr.BudgetExhausted,
 				"your privacy allowance is exhausted: this query costs %s; your allowance (analyst %s) has %s left",
-				cost, a.Name, st.AccountRemainingText()).
+				c, a.Name, left).
 				WithHint("lower epsilon (or delta) in the query's OPTIONS, or ask the data owner to raise your allowance (ALTER ANALYST %s SET OPTIONS(epsilon=...))", a.Name)
+		}
+		if err := unrecordable(ve, vd, cost, a.Spent, "your allowance (analyst "+a.Name+")"); err != nil {
+			return err
 		}
 	}
 	if st.Unlimited {
 		return nil
 	}
-	if fits(st.Total.Epsilon, st.Spent.Epsilon, cost.Epsilon) && fits(st.Total.Delta, st.Spent.Delta, cost.Delta) {
+	ve := check(st.Total.Epsilon, st.Spent.Epsilon, cost.Epsilon)
+	vd := check(st.Total.Delta, st.Spent.Delta, cost.Delta)
+	if ve == fitsOK && vd == fitsOK {
 		return nil
 	}
-	r := st.RemainingText()
+	if ve != over && vd != over {
+		return unrecordable(ve, vd, cost, st.Spent, "the database's budget")
+	}
+	c, r := refusalAmounts(cost, st.Remaining(), st.remainingParts())
 	if st.Account != nil {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.BudgetExhausted,
-			"the database's privacy budget is exhausted: this query costs %s; the database has %s left for all analysts", cost, r).
+			"the database's privacy budget is exhausted: this query costs %s; the database has %s left for all analysts", c, r).
 			WithHint("lower epsilon (or delta) in the query's OPTIONS, or ask the data owner to raise the database's budget")
 	}
 	return sqlerr.New(sqlerr.Pos{}, sqlerr.BudgetExhausted,
-		"privacy budget exhausted: this query costs %s; the database has %s left", cost, r).
+		"privacy budget exhausted: this query costs %s; the database has %s left", c, r).
 		WithHint("lower epsilon (or delta) in the query's OPTIONS, or ask the data owner to raise the budget")
 }
 
-// fits reports whether spent+cost <= total, allowing Tolerance ulps of total for rounding.
-func fits(total, spent, cost float64) bool {
+// RuleRecordable names the rule that a positive cost must increase what is recorded as spent.
+const RuleRecordable = "recordable-charge"
+
+// unrecordable is the refusal of a cost too small to be recorded against spent (of what,
+// e.g. "the database's budget"), or nil when neither verdict is tooSmall.
+func unrecordable(ve, vd verdict, cost, spent Budget, what string) error {
+	name, c, s := "epsilon", cost.Epsilon, spent.Epsilon
+	if ve != tooSmall {
+		if vd != tooSmall {
+			return nil
+		}
+		name, c, s = "delta", cost.Delta, spent.Delta
+	}
+	least := smallestRecordable(s)
+	return &sqlerr.Error{
+		Code: sqlerr.InvalidParameterValue,
+		Rule: RuleRecordable,
+		Msg: fmt.Sprintf("this query's %s (%s) is too small to be recorded against %s: added to what was spent (%s) it leaves it unchanged in float64, so it would be spent without being counted",
+			name, full(c), what, full(s)),
+		Hint: fmt.Sprintf("use %s >= %s in the query's OPTIONS", name, full(least)),
+	}
+}
+
+// smallestRecordable is a short amount (two significant digits, rounded up) that, added to
+// spent, changes it: about one unit in the last place of spent.
+func smallestRecordable(spent float64) float64 {
+	u := math.Nextafter(spent, math.Inf(1)) - spent
+	if spent+u <= spent || !finite(u) || u < 1e-290 { // tiny: powers of ten would underflow
+		return u
+	}
+	e := math.Floor(math.Log10(u))
+	for _, d := range []float64{e - 1, e - 1, e} { // twice: a rounded power may be a little off
+		p := math.Pow(10, d)
+		v := math.Ceil(u/p) * p
+		if v >= u && spent+v > spent && finite(v) {
+			return v
+		}
+	}
+	return u
+}
+
+// verdict is what check decides for one limit.
+type verdict int
+
+const (
+	fitsOK   verdict = iota // the cost fits and is recorded
+	over                    // the cost does not fit what remains (or nothing remains)
+	tooSmall                // the cost is positive but adding it leaves spent unchanged
+)
+
+// check decides whether cost may be spent against a limit of total, of which spent was
+// spent: a zero cost always fits; a positive cost needs something left (spent < total), must
+// increase spent when added to it (else tooSmall), and spent+cost must not exceed total by
+// more than Tolerance ulps of total, for float rounding.
+func check(total, spent, cost float64) verdict {
 	if cost == 0 {
-		return true
+		return fitsOK
+	}
+	if !(spent < total) || math.IsNaN(cost) {
+		return over
 	}
 	used := spent + cost
+	if !(used > spent) {
+		return tooSmall
+	}
 	if used <= total {
-		return true
+		return fitsOK
 	}
 	ulp := math.Nextafter(total, math.Inf(1)) - total
-	return used-total <= Tolerance*ulp
+	if used-total <= Tolerance*ulp {
+		return fitsOK
+	}
+	return over
+}
+
+// fits reports whether cost may be spent against total of which spent was spent (check).
+func fits(total, spent, cost float64) bool { return check(total, spent, cost) == fitsOK }
+
+// AddSpent is spent + cost as the stores record it: saturating at the largest finite float64,
+// so that what is recorded as spent stays finite (under an unlimited budget, where nothing
+// refuses charges of epsilon 1e308, it would otherwise become +Inf).
+func AddSpent(spent, cost float64) float64 {
+	return min(spent+cost, math.MaxFloat64)
 }
 
 // String renders b as "epsilon=0.5, delta=1e-06", with 12 significant digits so that float

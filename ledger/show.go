@@ -24,14 +24,26 @@ type limit struct{ total, spent float64 }
 
 // RemainingText renders Remaining for people (see shownDigits): "epsilon=..., delta=...".
 func (s Status) RemainingText() string {
+	p := s.remainingParts()
+	return "epsilon=" + p[0] + ", delta=" + p[1]
+}
+
+// remainingParts are RemainingText's epsilon and delta.
+func (s Status) remainingParts() [2]string {
 	r := s.Remaining()
-	return "epsilon=" + remainderText(r.Epsilon, limit{s.Total.Epsilon, s.Spent.Epsilon}) +
-		", delta=" + remainderText(r.Delta, limit{s.Total.Delta, s.Spent.Delta})
+	return [2]string{remainderText(r.Epsilon, limit{s.Total.Epsilon, s.Spent.Epsilon}),
+		remainderText(r.Delta, limit{s.Total.Delta, s.Spent.Delta})}
 }
 
 // AccountRemainingText renders AccountRemaining for people, checked against every limit
 // that binds the account.
 func (s Status) AccountRemainingText() string {
+	p := s.accountRemainingParts()
+	return "epsilon=" + p[0] + ", delta=" + p[1]
+}
+
+// accountRemainingParts are AccountRemainingText's epsilon and delta.
+func (s Status) accountRemainingParts() [2]string {
 	r := s.AccountRemaining()
 	var eps, delta []limit
 	if !s.Unlimited {
@@ -46,8 +58,25 @@ func (s Status) AccountRemainingText() string {
 			delta = append(delta, limit{a.Allowance.Delta, a.Spent.Delta})
 		}
 	}
-	return "epsilon=" + remainderText(r.Epsilon, eps...) + ", delta=" + remainderText(r.Delta, delta...)
+	return [2]string{remainderText(r.Epsilon, eps...), remainderText(r.Delta, delta...)}
 }
+
+// refusalAmounts renders a refused cost and what remains (r, shown as left) side by side:
+// "epsilon=..., delta=..." each. Where the cost and the remainder print the same at
+// shownDigits (a cost of 1.000000000000001 against 1 left), both print in full (the
+// shortest representation that reads back as the float64), so the refusal tells them apart.
+func refusalAmounts(cost, r Budget, left [2]string) (costText, leftText string) {
+	c := [2]string{num(cost.Epsilon), num(cost.Delta)}
+	for i, v := range [2][2]float64{{cost.Epsilon, r.Epsilon}, {cost.Delta, r.Delta}} {
+		if c[i] == left[i] {
+			c[i], left[i] = full(v[0]), full(v[1])
+		}
+	}
+	return "epsilon=" + c[0] + ", delta=" + c[1], "epsilon=" + left[0] + ", delta=" + left[1]
+}
+
+// full is f's shortest representation that reads back as f.
+func full(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // remainderText shows r, what remains under limits, with shownDigits significant digits of
 // the smallest total (a remainder far below it, float noise after spending it all, is 0),

@@ -285,7 +285,8 @@ Options:
       --init FILE         run FILE as the owner first, then continue as an analyst;
                           repeatable (with --owner, stay the owner)
       --format FORMAT     table (default; also aligned), unaligned, csv, or json (one
-                          array of rows per line)
+                          array of rows per line; a repeated column name gets a suffix
+                          in JSON keys: s, s_2)
       --confidence LEVEL  add confidence interval bounds to noisy columns, e.g. 0.95
       --timeout DURATION  cancel any statement that runs longer, e.g. 30s; 0 for no
                           limit (default: 5m for analysts, none for the owner); an

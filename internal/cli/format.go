@@ -31,7 +31,8 @@ type Format string
 //     ends). NULL and the empty string both print as an empty field. Statements without rows
 //     print nothing; the results of several statements follow each other.
 //   - json: each statement's rows as one JSON array of objects on one line, keys in column
-//     order. Numbers are JSON numbers (*big.Int too), NULL is null, NaN and ±Inf are the
+//     order; a column name met again gets a suffix (the second s is s_2, or s_3 if a column
+//     is named s_2), so that keys are unique. Numbers are JSON numbers (*big.Int too), NULL is null, NaN and ±Inf are the
 //     strings "NaN", "Infinity" and "-Infinity" (as PostgreSQL's to_json writes them), times
 //     and byte strings are strings, lists are arrays. Statements without rows print nothing.
 //   - unaligned: psql's unaligned format: the header and each row with cells separated by
@@ -605,9 +606,13 @@ func writeCSV(w io.Writer, r *dpsql.Result, d display) error {
 // because encoding/json sorts map keys, and the columns' order matters.
 func writeJSON(w io.Writer, r *dpsql.Result) error {
 	var b bytes.Buffer
-	keys := make([][]byte, len(r.Columns))
+	names := make([]string, len(r.Columns))
 	for j, c := range r.Columns {
-		keys[j] = jsonString(c.Name)
+		names[j] = c.Name
+	}
+	keys := make([][]byte, len(r.Columns))
+	for j, n := range uniqueKeys(names) {
+		keys[j] = jsonString(n)
 	}
 	b.WriteByte('[')
 	for i, row := range r.Rows {
@@ -632,6 +637,32 @@ func writeJSON(w io.Writer, r *dpsql.Result) error {
 	b.WriteString("]\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// uniqueKeys are the JSON keys of columns named names: each name as it is, except that a
+// name met again becomes name_2 (name_3, ...), skipping names any column has or was given,
+// since most JSON parsers keep only one value of a repeated key.
+func uniqueKeys(names []string) []string {
+	taken := make(map[string]bool, len(names))
+	for _, n := range names {
+		taken[n] = true
+	}
+	used := make(map[string]bool, len(names))
+	out := make([]string, len(names))
+	for j, n := range names {
+		k := n
+		if used[n] {
+			for i := 2; ; i++ {
+				k = n + "_" + strconv.Itoa(i)
+				if !taken[k] && !used[k] {
+					break
+				}
+			}
+		}
+		used[k] = true
+		out[j] = k
+	}
+	return out
 }
 
 func appendJSON(b *bytes.Buffer, v any, sqlType string) {

@@ -199,3 +199,45 @@ func barColumns(line string) []int {
 	}
 	return cols
 }
+
+// A JSON object keeps one value per key in most parsers, so repeated column names (SELECT
+// q.s, r.s) get unique keys in JSON; table and CSV headers keep the names.
+func TestJSONDuplicateColumnNames(t *testing.T) {
+	r := &dpsql.Result{
+		Columns: []dpsql.Column{col("s", "BIGINT"), col("s", "BIGINT"), col("s_2", "BIGINT"), col("s", "BIGINT"), col("t", "BIGINT")},
+		Rows:    [][]any{{int64(1), int64(2), int64(3), int64(4), int64(5)}},
+		Tag:     "SELECT 1",
+	}
+	var b bytes.Buffer
+	if err := writeResult(&b, FormatJSON, r); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.String(), `[{"s":1,"s_3":2,"s_2":3,"s_4":4,"t":5}]`+"\n"; got != want {
+		t.Errorf("JSON %s, want %s", got, want)
+	}
+	var rows []map[string]int
+	if err := json.Unmarshal(b.Bytes(), &rows); err != nil || len(rows[0]) != 5 {
+		t.Errorf("decoded %v, %v: want 5 keys", rows, err)
+	}
+	b.Reset()
+	if err := writeResult(&b, FormatCSV, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "s,s,s_2,s,t\n") {
+		t.Errorf("CSV header %q", b.String())
+	}
+}
+
+func TestUniqueKeys(t *testing.T) {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"s", "s"}, []string{"s", "s_2"}},
+		{[]string{"a", "b"}, []string{"a", "b"}},
+		{[]string{"s", "s", "s", "s_2"}, []string{"s", "s_3", "s_4", "s_2"}},
+		{[]string{"s_2", "s", "s"}, []string{"s_2", "s", "s_3"}},
+		{[]string{"", ""}, []string{"", "_2"}},
+	} {
+		if got := uniqueKeys(c.in); strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("uniqueKeys(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -331,7 +331,11 @@ func (e *Engine) showAnalysts(ctx context.Context, s *ast.ShowStmt) (*Result, er
 // r15 rounds to 15 significant digits: sums of float64 costs carry rounding noise
 // (9.900000000000001e-05).
 func r15(v float64) float64 {
-	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 15, 64), 64)
+	f, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 15, 64), 64)
+	if err != nil || math.IsInf(f, 0) && !math.IsInf(v, 0) {
+		// Near the largest double (what spent saturates at) the rounding overflows.
+		return v
+	}
 	return f
 }
 

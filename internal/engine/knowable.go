@@ -15,28 +15,40 @@ import (
 // after a release with no rows. None of these notices reads the data: the same query says
 // the same on any database (TestNeedsNoticesIgnoreData).
 
-// unitsText is n units, or that no count reaches the probability.
-func unitsText(n int64) string {
-	if n == math.MaxInt64 {
-		return "no number of privacy units"
-	}
-	return fmt.Sprintf("about %d privacy units", n)
-}
+// maxMeaningfulUnits is the largest number of privacy units a notice states: beyond it (a
+// quadrillion, more units than any table holds) the number means nothing, and a selection
+// rule that needs more (epsilon about 2e-16) releases no group in practice.
+const maxMeaningfulUnits = 1e15
+
+// unreachable reports whether n units (math.MaxInt64: no count reaches the probability) are
+// beyond any table.
+func unreachable(n int64) bool { return n == math.MaxInt64 || float64(n) > maxMeaningfulUnits }
+
+// noGroupText says that no group can be expected to be released.
+const noGroupText = "no group can be expected to be released at this epsilon and delta " +
+	"(a group would need more privacy units than any table holds)"
 
 // selectionText says what a group needs to be released, or "" when every group is.
 func selectionText(n exec.Needs) string {
 	if !n.Selected {
 		return ""
 	}
-	u99 := "no number"
-	if n.Units99 != math.MaxInt64 {
-		u99 = fmt.Sprint(n.Units99)
+	if unreachable(n.Units50) {
+		return noGroupText
 	}
-	return fmt.Sprintf("a group needs %s to be released with probability 50%% (%s for 99%%)", unitsText(n.Units50), u99)
+	u99 := fmt.Sprintf("%d for 99%%", n.Units99)
+	if unreachable(n.Units99) {
+		u99 = "99% is out of reach"
+	}
+	return fmt.Sprintf("a group needs about %d privacy units to be released with probability 50%% (%s)", n.Units50, u99)
 }
 
 // boundsText says what one aggregate's implicit bounds need.
 func boundsText(b exec.BoundsNeed) string {
+	if !(b.Values <= maxMeaningfulUnits) {
+		return fmt.Sprintf("implicit bounds of %s cannot be expected to be found at this epsilon (they would need more values "+
+			"of one magnitude than any table holds), so the query fails after its charge", b.Aggregate)
+	}
 	return fmt.Sprintf("implicit bounds of %s need about %.0f values of one magnitude (one sign, within a factor of 2), "+
 		"or the query fails after its charge", b.Aggregate, b.Values)
 }
@@ -53,7 +65,10 @@ func needsNotices(p *plan.Plan, label string) []string {
 	}
 	var out []string
 	if s := selectionText(n); s != "" {
-		out = append(out, label+s+"; smaller groups are usually suppressed")
+		if !unreachable(n.Units50) {
+			s += "; smaller groups are usually suppressed"
+		}
+		out = append(out, label+s)
 	}
 	for _, b := range n.Bounds {
 		out = append(out, label+boundsText(b)+": give CLAMPED BETWEEN bounds to avoid it")
@@ -69,9 +84,13 @@ func noRowsNotice(p *plan.Plan) string {
 	if err != nil || !n.Selected {
 		return ""
 	}
-	return fmt.Sprintf("the result has no rows: every group needs %s to be released with probability 50%% and groups with fewer are suppressed; "+
+	if unreachable(n.Units50) {
+		return "the result has no rows: " + noGroupText + "; try a larger epsilon or delta, " +
+			"or public groups (group_selection_strategy = PUBLIC_GROUPS) when the keys are public"
+	}
+	return fmt.Sprintf("the result has no rows: every group needs about %d privacy units to be released with probability 50%% and groups with fewer are suppressed; "+
 		"try larger groups (fewer or coarser GROUP BY keys, a longer period), a larger epsilon or delta, "+
-		"or public groups (group_selection_strategy = PUBLIC_GROUPS) when the keys are public", unitsText(n.Units50))
+		"or public groups (group_selection_strategy = PUBLIC_GROUPS) when the keys are public", n.Units50)
 }
 
 // explainSummary is EXPLAIN's first line for a plan of the given cost: what it will charge,

@@ -261,3 +261,46 @@ func TestIntervalsPostProcessedBothBackends(t *testing.T) {
 		}
 	})
 }
+
+// At an epsilon so small that no group can be expected to be released, the notices say so
+// plainly instead of naming a number of units ("no number", or a count beyond any table).
+func TestNeedsNoticesAtATinyEpsilon(t *testing.T) {
+	ctx := context.Background()
+	e := analystOn(t, exec.Secure{}, people(30))
+	for _, q := range []string{
+		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=2e-16, delta=1e-5, kappa=1) city, ANON_COUNT(*) AS n FROM people GROUP BY city",
+		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e-17, delta=1e-5, kappa=1) city, ANON_COUNT(*) AS n FROM people GROUP BY city",
+		"EXPLAIN SELECT WITH ANONYMIZATION OPTIONS(epsilon=2e-16, delta=1e-5, kappa=1) city, ANON_COUNT(*) AS n FROM people GROUP BY city",
+	} {
+		// Without implicit bounds, which fail after the charge at such an epsilon.
+		q = strings.Replace(q, "ANON_COUNT(*)", "ANON_SUM(salary CLAMPED BETWEEN 0 AND 10)", 1)
+		res, err := e.Exec(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		text := strings.Join(res[0].Notices, "\n")
+		for _, r := range res[0].Rows {
+			text += "\n" + fmt.Sprint(r...)
+		}
+		if strings.Contains(text, "no number") || regexp.MustCompile(`about \d{16,} `).MatchString(text) {
+			t.Errorf("%s: a meaningless number of units:\n%s", q, text)
+		}
+		if !strings.Contains(text, "no group can be expected to be released at this epsilon") {
+			t.Errorf("%s: does not say that no group can be expected:\n%s", q, text)
+		}
+	}
+}
+
+// Implicit bounds that would need more values than any table holds say so, not the number.
+func TestBoundsNeedsAtATinyEpsilon(t *testing.T) {
+	e := analystOn(t, exec.Secure{}, people(30))
+	res, err := e.Exec(context.Background(),
+		"EXPLAIN SELECT WITH ANONYMIZATION OPTIONS(epsilon=2e-16, delta=1e-5, kappa=1) city, ANON_COUNT(*) AS n FROM people GROUP BY city")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprint(res[0].Rows, res[0].Notices)
+	if regexp.MustCompile(`about \d{16,} `).MatchString(text) || !strings.Contains(text, "implicit bounds of ANON_COUNT(*) cannot be expected to be found") {
+		t.Errorf("EXPLAIN at epsilon 2e-16: %s", text)
+	}
+}

@@ -146,15 +146,15 @@ func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(led
 		if err := allow(st); err != nil {
 			return err
 		}
-		st.Spent.Epsilon += c.Cost.Epsilon
-		st.Spent.Delta += c.Cost.Delta
+		st.Spent.Epsilon = ledger.AddSpent(st.Spent.Epsilon, c.Cost.Epsilon)
+		st.Spent.Delta = ledger.AddSpent(st.Spent.Delta, c.Cost.Delta)
 		if err := q.Exec(ctx, `UPDATE dpsql.budget SET spent_epsilon = $1, spent_delta = $2 WHERE id = 1`,
 			st.Spent.Epsilon, st.Spent.Delta); err != nil {
 			return err
 		}
 		if a := st.Account; a != nil {
-			a.Spent.Epsilon += c.Cost.Epsilon
-			a.Spent.Delta += c.Cost.Delta
+			a.Spent.Epsilon = ledger.AddSpent(a.Spent.Epsilon, c.Cost.Epsilon)
+			a.Spent.Delta = ledger.AddSpent(a.Spent.Delta, c.Cost.Delta)
 			if err := q.Exec(ctx, `UPDATE dpsql.analysts SET spent_epsilon = $2, spent_delta = $3 WHERE name = $1`,
 				a.Name, a.Spent.Epsilon, a.Spent.Delta); err != nil {
 				return err
@@ -264,11 +264,11 @@ func (s *LedgerStore) spendPostgres(ctx context.Context, c ledger.Charge, allow 
 			return fmt.Errorf("store: dpsql.spend refused a charge of %s that the ledger allows (budget: %+v); "+
 				"the data owner should open the database with --owner once to update the function", c.Cost, st)
 		}
-		st.Spent.Epsilon += c.Cost.Epsilon
-		st.Spent.Delta += c.Cost.Delta
+		st.Spent.Epsilon = ledger.AddSpent(st.Spent.Epsilon, c.Cost.Epsilon)
+		st.Spent.Delta = ledger.AddSpent(st.Spent.Delta, c.Cost.Delta)
 		if a := st.Account; a != nil {
-			a.Spent.Epsilon += c.Cost.Epsilon
-			a.Spent.Delta += c.Cost.Delta
+			a.Spent.Epsilon = ledger.AddSpent(a.Spent.Epsilon, c.Cost.Epsilon)
+			a.Spent.Delta = ledger.AddSpent(a.Spent.Delta, c.Cost.Delta)
 		}
 		after = st
 		return nil

@@ -27,7 +27,9 @@ const SpendAnalystSignature = "dpsql.spend(DOUBLE PRECISION, DOUBLE PRECISION, T
 const fitsSignature = "dpsql.fits(DOUBLE PRECISION, DOUBLE PRECISION, DOUBLE PRECISION)"
 
 // fitsBody is ledger.fits in PL/pgSQL: spent+cost <= total, allowing ledger.Tolerance (4) units
-// in the last place of total for float rounding; a zero cost always fits. The unit in the last
+// in the last place of total for float rounding; a zero cost always fits, a positive one
+// never when nothing is left (spent >= total) nor when adding it leaves spent unchanged (a
+// cost too small to be recorded; the ledger's refusal then names the smallest that is). The unit in the last
 // place of a normal total is 2^(exponent-52), found by halving and doubling (exact in double
 // precision); below the smallest normal number it is the smallest subnormal. NaN compares
 // greater than everything in PostgreSQL (and equal to itself), so it is refused explicitly,
@@ -43,11 +45,19 @@ BEGIN
 	IF total = 'NaN'::DOUBLE PRECISION OR spent = 'NaN'::DOUBLE PRECISION OR cost = 'NaN'::DOUBLE PRECISION THEN
 		RETURN FALSE;
 	END IF;
+	IF NOT spent < total THEN
+		-- Nothing left: no positive cost fits, however small.
+		RETURN FALSE;
+	END IF;
 	IF cost > 1.7976931348623157e308 - spent THEN
 		-- spent + cost would overflow (PostgreSQL raises): no finite total holds it.
 		RETURN FALSE;
 	END IF;
 	used := spent + cost;
+	IF NOT used > spent THEN
+		-- Too small to be recorded: adding it leaves spent unchanged.
+		RETURN FALSE;
+	END IF;
 	IF used <= total THEN
 		RETURN TRUE;
 	END IF;
@@ -123,16 +133,16 @@ BEGIN
 	END IF;
 	IF recorded THEN
 		UPDATE dpsql.budget SET spends = b.spends + 1,
-			-- Saturating: under an unlimited budget, charges of epsilon 1e308 add up to Infinity
-			-- rather than fail on overflow.
+			-- Saturating at the largest finite double (ledger.AddSpent): under an unlimited
+			-- budget, charges of epsilon 1e308 neither fail on overflow nor make spent infinite.
 			spent_epsilon = CASE WHEN cost_epsilon > 1.7976931348623157e308 - b.spent_epsilon
-				THEN 'Infinity'::DOUBLE PRECISION ELSE b.spent_epsilon + cost_epsilon END,
+				THEN 1.7976931348623157e308 ELSE b.spent_epsilon + cost_epsilon END,
 			spent_delta = b.spent_delta + cost_delta
 			WHERE id = 1;
 		IF account_found THEN
 			UPDATE dpsql.analysts SET
 				spent_epsilon = CASE WHEN cost_epsilon > 1.7976931348623157e308 - a.spent_epsilon
-					THEN 'Infinity'::DOUBLE PRECISION ELSE a.spent_epsilon + cost_epsilon END,
+					THEN 1.7976931348623157e308 ELSE a.spent_epsilon + cost_epsilon END,
 				spent_delta = a.spent_delta + cost_delta
 				WHERE name = analyst_name;
 		END IF;

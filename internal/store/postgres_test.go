@@ -175,6 +175,10 @@ func TestPostgresFitsIsTheLedgerRule(t *testing.T) {
 	add(0.3, 0.1, 0.2) // 0.30000000000000004: allowed by the tolerance
 	add(0.3, 0.30000000000000004, 1e-12)
 	add(1, 2, 0)
+	add(2e6, 1e6, 5e-11)                   // too small to be recorded
+	add(1e6, 1e6, 5e-11)                   // nothing left
+	add(0.3, 0.30000000000000004, 5.5e-17) // nothing left, one ulp
+	add(1e6, 1e6-1e-9, 5e-11)              // too small, with some left
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		total := math.Ldexp(r.Float64(), r.IntN(80)-40)

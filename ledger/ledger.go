@@ -220,7 +220,7 @@ func Allow(st Status, cost Budget) error {
 			ve = check(a.Allowance.Epsilon, a.Spent.Epsilon, cost.Epsilon)
 		}
 		if a.LimitDelta {
-			vd = check(a.Allowance.Delta, a.Spent.Delta, cost.Delta)
+			vd = checkDelta(a.Allowance.Delta, a.Spent.Delta, cost.Delta)
 		}
 		if ve == over || vd == over {
 			c, left := refusalAmounts(cost, st.AccountRemaining(), st.accountRemainingParts())
@@ -237,7 +237,7 @@ func Allow(st Status, cost Budget) error {
 		return nil
 	}
 	ve := check(st.Total.Epsilon, st.Spent.Epsilon, cost.Epsilon)
-	vd := check(st.Total.Delta, st.Spent.Delta, cost.Delta)
+	vd := checkDelta(st.Total.Delta, st.Spent.Delta, cost.Delta)
 	if ve == fitsOK && vd == fitsOK {
 		return nil
 	}
@@ -328,6 +328,18 @@ func check(total, spent, cost float64) verdict {
 		return fitsOK
 	}
 	return over
+}
+
+// checkDelta is check for delta, where a positive cost too small to change spent is accepted
+// while something remains: such a delta is below 2^-52 of what was spent (a k_threshold
+// query's derived delta, 1e-109 at epsilon 1000, is one), so leaving even 1% of the spent
+// delta uncounted would take 2^45 queries. A too small epsilon is refused instead: it is what
+// a query asks for, and the refusal says which epsilon is recorded.
+func checkDelta(total, spent, cost float64) verdict {
+	if v := check(total, spent, cost); v != tooSmall {
+		return v
+	}
+	return fitsOK
 }
 
 // fits reports whether cost may be spent against total of which spent was spent (check).

@@ -158,3 +158,22 @@ func TestAddSpentStaysFinite(t *testing.T) {
 		t.Errorf("AddSpent(0.1, 0.2) = %g", got)
 	}
 }
+
+// TestTinyDeltaAccepted: a delta too small to change the spent delta (a k_threshold query's
+// derived delta) is accepted while something remains, and refused once nothing does.
+func TestTinyDeltaAccepted(t *testing.T) {
+	st := Status{Set: true, Total: Budget{Epsilon: 10, Delta: 1e-4}, Spent: Budget{Epsilon: 1, Delta: 5e-5}}
+	if err := Allow(st, Budget{Epsilon: 1, Delta: 1e-109}); err != nil {
+		t.Errorf("a tiny delta with budget left: %v", err)
+	}
+	st.Spent.Delta = 1e-4
+	if err := Allow(st, Budget{Epsilon: 1, Delta: 1e-109}); err == nil {
+		t.Error("a tiny delta once nothing is left was accepted")
+	}
+	st.Spent.Delta = 5e-5
+	st.Spent.Epsilon = 1e6
+	st.Total.Epsilon = 2e6
+	if err := Allow(st, Budget{Epsilon: 5e-11, Delta: 0}); err == nil {
+		t.Error("an epsilon too small to be recorded was accepted")
+	}
+}

@@ -112,7 +112,8 @@ BEGIN
 	spent_epsilon := b.spent_epsilon;
 	spent_delta := b.spent_delta;
 	recorded := b.is_set AND (b.unlimited OR (dpsql.fits(b.total_epsilon, b.spent_epsilon, cost_epsilon)
-		AND dpsql.fits(b.total_delta, b.spent_delta, cost_delta)));
+		AND (dpsql.fits(b.total_delta, b.spent_delta, cost_delta)
+			OR (b.spent_delta < b.total_delta AND b.spent_delta + cost_delta = b.spent_delta))));
 	account_found := FALSE;
 	account_spent_epsilon := 0;
 	account_spent_delta := 0;
@@ -126,7 +127,8 @@ BEGIN
 			account_spent_delta := a.spent_delta;
 			recorded := recorded
 				AND (a.allowance_epsilon IS NULL OR dpsql.fits(a.allowance_epsilon, a.spent_epsilon, cost_epsilon))
-				AND (a.allowance_delta IS NULL OR dpsql.fits(a.allowance_delta, a.spent_delta, cost_delta));
+				AND (a.allowance_delta IS NULL OR dpsql.fits(a.allowance_delta, a.spent_delta, cost_delta)
+					OR (a.spent_delta < a.allowance_delta AND a.spent_delta + cost_delta = a.spent_delta));
 		ELSE
 			recorded := FALSE;
 		END IF;

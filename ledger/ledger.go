@@ -229,7 +229,7 @@ func Allow(st Status, cost Budget) error {
 				c, a.Name, left).
 				WithHint("lower epsilon (or delta) in the query's OPTIONS, or ask the data owner to raise your allowance (ALTER ANALYST %s SET OPTIONS(epsilon=...))", a.Name)
 		}
-		if err := unrecordable(ve, vd, cost, a.Spent, "your allowance (analyst "+a.Name+")"); err != nil {
+		if err := unrecordable(ve, cost, a.Spent, "your allowance (analyst "+a.Name+")"); err != nil {
 			return err
 		}
 	}
@@ -242,7 +242,7 @@ func Allow(st Status, cost Budget) error {
 		return nil
 	}
 	if ve != over && vd != over {
-		return unrecordable(ve, vd, cost, st.Spent, "the database's budget")
+		return unrecordable(ve, cost, st.Spent, "the database's budget")
 	}
 	c, r := refusalAmounts(cost, st.Remaining(), st.remainingParts())
 	if st.Account != nil {
@@ -258,23 +258,19 @@ func Allow(st Status, cost Budget) error {
 // RuleRecordable names the rule that a positive cost must increase what is recorded as spent.
 const RuleRecordable = "recordable-charge"
 
-// unrecordable is the refusal of a cost too small to be recorded against spent (of what,
-// e.g. "the database's budget"), or nil when neither verdict is tooSmall.
-func unrecordable(ve, vd verdict, cost, spent Budget, what string) error {
-	name, c, s := "epsilon", cost.Epsilon, spent.Epsilon
+// unrecordable is the refusal of an epsilon too small to be recorded against spent (of what,
+// e.g. "the database's budget"), or nil when ve is not tooSmall (a delta never is: checkDelta).
+func unrecordable(ve verdict, cost, spent Budget, what string) error {
 	if ve != tooSmall {
-		if vd != tooSmall {
-			return nil
-		}
-		name, c, s = "delta", cost.Delta, spent.Delta
+		return nil
 	}
-	least := smallestRecordable(s)
+	least := smallestRecordable(spent.Epsilon)
 	return &sqlerr.Error{
 		Code: sqlerr.InvalidParameterValue,
 		Rule: RuleRecordable,
-		Msg: fmt.Sprintf("this query's %s (%s) is too small to be recorded against %s: added to what was spent (%s) it leaves it unchanged in float64, so it would be spent without being counted",
-			name, full(c), what, full(s)),
-		Hint: fmt.Sprintf("use %s >= %s in the query's OPTIONS", name, full(least)),
+		Msg: fmt.Sprintf("this query's epsilon (%s) is too small to be recorded against %s: added to what was spent (%s) it leaves it unchanged in float64, so it would be spent without being counted",
+			full(cost.Epsilon), what, full(spent.Epsilon)),
+		Hint: fmt.Sprintf("use epsilon >= %s in the query's OPTIONS", full(least)),
 	}
 }
 

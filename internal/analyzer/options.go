@@ -308,15 +308,7 @@ func constNumber(x ast.Expr) (float64, error) {
 		// CAST('inf' AS DOUBLE), CAST('nan' AS FLOAT64): the special values, so that they are
 		// refused with the option's own rule rather than as "not a number".
 		if l, ok := x.X.(*ast.Literal); ok && l.Kind == ast.StringLit {
-			switch strings.ToLower(strings.TrimSpace(l.Text)) {
-			case "inf", "+inf", "infinity", "+infinity":
-				return math.Inf(1), nil
-			case "-inf", "-infinity":
-				return math.Inf(-1), nil
-			case "nan", "+nan", "-nan":
-				return math.NaN(), nil
-			}
-			return strconv.ParseFloat(strings.TrimSpace(l.Text), 64)
+			return FloatText(l.Text)
 		}
 		return constNumber(x.X)
 	case *ast.Binary:
@@ -349,3 +341,18 @@ func constNumber(x ast.Expr) (float64, error) {
 var optionNames = []string{"epsilon", "delta", "k_threshold", "kappa", "max_groups_contributed",
 	"max_rows_contributed", "privacy_unit_column", "group_selection_strategy", "group_selection_epsilon",
 	"min_privacy_units_per_group", "noise_kind", "noise", "group_selection", "partition_selection", "confidence_level"}
+
+// FloatText reads the text of a string cast to a float (CAST('inf' AS DOUBLE)): the special
+// values inf, infinity and nan in any case and with a sign, or a number.
+func FloatText(text string) (float64, error) {
+	t := strings.TrimSpace(text)
+	switch strings.ToLower(t) {
+	case "inf", "+inf", "infinity", "+infinity":
+		return math.Inf(1), nil
+	case "-inf", "-infinity":
+		return math.Inf(-1), nil
+	case "nan", "+nan", "-nan":
+		return math.NaN(), nil
+	}
+	return strconv.ParseFloat(t, 64)
+}

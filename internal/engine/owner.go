@@ -283,15 +283,7 @@ func constFloat(x ast.Expr) (float64, error) {
 		}
 	case *ast.Cast:
 		if l, ok := n.X.(*ast.Literal); ok && l.Kind == ast.StringLit {
-			switch strings.ToLower(strings.TrimSpace(l.Text)) {
-			case "inf", "+inf", "infinity", "+infinity":
-				return math.Inf(1), nil
-			case "-inf", "-infinity":
-				return math.Inf(-1), nil
-			case "nan", "+nan", "-nan":
-				return math.NaN(), nil
-			}
-			v, err := strconv.ParseFloat(strings.TrimSpace(l.Text), 64)
+			v, err := analyzer.FloatText(l.Text)
 			if errors.Is(err, strconv.ErrRange) {
 				err = nil
 			}

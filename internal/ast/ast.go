@@ -290,9 +290,9 @@ type TableName struct {
 	Alias *TableAlias
 	// Declared is set by the analyzer when the relation is a view: its columns with the
 	// types the catalog holds for them. DuckDB binds a view's query again at every read, so
-	// a view over a CSV file, whose types are detected from its rows, can read with types
-	// that depend on one person's row; internal/sqlgen reads such a view through a
-	// projection that converts each column to its declared type. Format ignores it.
+	// a view's types can follow its files (a Parquet file with a wider type added to a glob);
+	// internal/sqlgen reads such a view through a projection that converts each column to
+	// its declared type. Format ignores it.
 	Declared []DeclaredColumn
 }
 

@@ -62,9 +62,9 @@ type Relation struct {
 	PrivacyUnit string
 	Columns     []Column
 	// View is set for a view. DuckDB binds a view's query again at every read, so a view
-	// over files whose types are detected from their rows (read_csv) can read with other
-	// types than the ones its catalog entry, and Columns, hold: the SQL dpsql generates reads
-	// a DuckDB view with its declared column types (internal/sqlgen), never the live ones.
+	// over files can read with other types than the ones its catalog entry, and Columns,
+	// hold: the SQL dpsql generates reads a DuckDB view with its declared column types
+	// (internal/sqlgen), never the live ones.
 	View bool
 	// Domains holds the owner's public domains, by lower-case column name: the SQL text of a
 	// list of values, a range or a public column. Grouping only by columns with a public

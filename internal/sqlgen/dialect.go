@@ -168,10 +168,11 @@ func Print(d backend.Dialect, n ast.Node) string {
 // printDeclared prints a reference to a view on DuckDB as a projection that converts each
 // column to the type the catalog holds for it, under the name the query reads it by:
 // (SELECT TRY_CAST("m" AS BIGINT) AS "m", ... FROM "v") AS "v". DuckDB binds a view's query
-// again at every read, so a view over a CSV file whose types are detected from its rows
-// would otherwise read with types that one person's row decides (a text value in a column
-// of numbers), and whether the query binds, or the type checks before the charge pass,
-// would depend on it. The catalog's types are public and fixed when the view is created; a
+// again at every read, so a view whose types can follow its data (Parquet files added to a
+// glob with a wider type; a public view over a CSV file, whose types are detected from its
+// rows; private views may not read CSV or JSON at all, internal/store's fileformat.go) would
+// otherwise read with types the current files decide, and whether the query binds, or the
+// type checks before the charge pass, would depend on them. The catalog's types are public and fixed when the view is created; a
 // value the conversion cannot make becomes NULL, which changes only its own row. DuckDB
 // drops a conversion to the type a column already has, so a view whose types did not
 // change reads as before (projections and filters still reach read_parquet). Tables and

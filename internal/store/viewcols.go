@@ -12,8 +12,9 @@ import (
 // viewColumnsTable holds, on DuckDB, the columns and types a declared view had when the owner
 // declared it. DuckDB binds a view's query again at every read and writes the types it finds
 // back into its catalog (information_schema.columns; a checkpoint persists them), so a view
-// over files whose types are detected from their rows (read_csv) would change its public
-// schema, and whether analysts' queries bind, with one person's row. The catalog dpsql loads
+// over files (a Parquet glob gaining a file with a wider type) would change its public
+// schema, and whether analysts' queries bind, with its files. (Private views over CSV or JSON,
+// whose parse follows every row, are refused outright: fileformat.go.) The catalog dpsql loads
 // takes a view's columns from here instead; PostgreSQL fixes a view's types when it is
 // created and needs no such table.
 const viewColumnsTable = "view_columns"

@@ -239,7 +239,7 @@ func shadowSeeds() []string {
 	const anon = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=1e-6, kappa=2)"
 	var seeds []string
 	for _, name := range []string{"pages", "items", "visits", "buys", "raw_visits",
-		"_dp_rows", "_dp_per_unit", "_dp_bounded", "_dp_hashed", "_dp_lists", "_dp_m1", "_dp_kept", "_dp_pairs",
+		"_dp_rows", "_dp_per_unit", "_dp_bounded", "_dp_hashed", "_dp_lists", "_dp_m1", "_dp_kept", "_dp_pairs", "_dp_heavy",
 		"_dp_domain", "_dp_groups", "_dp_values", "_dp_release", "_dp_ranked", "_dp_leaves"} {
 		with := "WITH " + name + " AS " + body + " "
 		seeds = append(seeds,

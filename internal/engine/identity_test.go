@@ -241,8 +241,8 @@ func collatedKeys(t *testing.T, d backend.Dialect, open openFunc) {
 	}
 	// The others have larger uids than the target, whose rows the database meets first.
 	// Few units: DuckDB bounds contributions with the prefilter; 7000 units that each have
-	// one group: with the window over per-unit rows (chooseBounding). PostgreSQL always uses
-	// the window.
+	// one group: it aggregates per unit first (chooseBounding). PostgreSQL always uses the
+	// window.
 	sizes := []int{60}
 	if d == backend.DuckDB {
 		sizes = append(sizes, 7000)

@@ -441,21 +441,22 @@ func (pr *Prepared) boundsSQL() ([]string, error) {
 	return out, nil
 }
 
-// chooseBounding picks, on DuckDB, how the stage bounds contributions (docs/design/bounding-on-duckdb.md):
-// the prefilter pays off when many units exceed kappa and rows rarely repeat a (unit, group)
-// pair; otherwise the window over per-unit rows is cheaper (about 1.6 times the floor against
-// 3.4 on data where most units are in few groups). It reads statistics of a 1/64 sample of
-// the units; they decide only the speed (both forms keep the same groups for a given seed)
-// and are never shown, so they spend no budget. Timing is out of scope, as everywhere. With
-// pr.Shapes set, a decision taken for the same statistics query earlier in the session is
-// reused instead of reading the sample again (ShapeCache).
+// chooseBounding picks how the stage bounds contributions (docs/design/bounding-on-duckdb.md):
+// the prefilter (bound the rows, then aggregate per unit) pays off when many units exceed
+// kappa and rows rarely repeat a (unit, group) pair; otherwise aggregating per unit first is
+// cheaper (plan.Plan.AggregateFirst; on DuckDB's easy shape of docs/benchmarks.md 1.65 times
+// the floor against 3.8). It reads statistics of a 1/64 sample of the units; they decide only
+// the speed (both forms keep the same groups for a given seed) and are never shown, so they
+// spend no budget. Timing is out of scope, as everywhere. With pr.Shapes set, a decision
+// taken for the same statistics query earlier in the session is reused instead of reading
+// the sample again (ShapeCache).
 func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error {
 	if pr.Stager != nil || !sqlgen.UsesPrefilter(pr.Plan, pr.dialect) {
 		return nil
 	}
 	stats := sqlgen.ShapeStats(pr.Plan, pr.dialect)
-	if window, ok := pr.Shapes.lookup(stats); ok {
-		return pr.setWindow(window)
+	if first, ok := pr.Shapes.lookup(stats); ok {
+		return pr.setAggregateFirst(first)
 	}
 	rows, err := b.Query(ctx, stats)
 	if err != nil || len(rows.Values) != 1 {
@@ -471,17 +472,18 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 	}
 	units, nrows, pairs, removed := st[0], st[1], st[2], st[3]
 	// Few data, or the prefilter's case: keep it.
-	window := !(units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10))
-	pr.Shapes.store(stats, window)
-	return pr.setWindow(window)
+	first := !(units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10))
+	pr.Shapes.store(stats, first)
+	return pr.setAggregateFirst(first)
 }
 
-// setWindow makes the stage bound contributions with the window form when window is set.
-func (pr *Prepared) setWindow(window bool) error {
-	if !window {
+// setAggregateFirst makes the stage aggregate per unit before bounding contributions when
+// first is set.
+func (pr *Prepared) setAggregateFirst(first bool) error {
+	if !first {
 		return nil
 	}
-	pr.Plan.Window = true
+	pr.Plan.AggregateFirst = true
 	return pr.reprint()
 }
 

@@ -49,7 +49,7 @@ func TestPerRowNeighbours(t *testing.T) {
 	base := "SELECT i AS uid, (i % 7) * 1.0 AS v FROM range(20) r(i)"
 	// The neighbour adds unit 100 with 40 rows, 30 of them of one value.
 	extra := " UNION ALL SELECT 100, CASE WHEN i < 30 THEN 10.0 ELSE i * 0.1 END FROM range(40) r(i)"
-	for _, window := range []bool{false, true} {
+	for _, first := range []bool{false, true} {
 		run := func(data string) map[int]exec.Summary {
 			ctx := context.Background()
 			b, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
@@ -63,7 +63,7 @@ func TestPerRowNeighbours(t *testing.T) {
 			rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 				Columns: []catalog.Column{{Name: "uid"}, {Name: "v"}}}
 			p := planFor(t, query, rel)
-			p.Window = window
+			p.AggregateFirst = first
 			for _, a := range p.Aggregates {
 				if a.PerGroup != plan.RowsPerGroup {
 					t.Fatalf("%s: PerGroup %d, want %d", a.Name, a.PerGroup, plan.RowsPerGroup)
@@ -81,12 +81,12 @@ func TestPerRowNeighbours(t *testing.T) {
 		}
 		x, y := run(base), run(base+extra)
 		if d := y[0].Count - x[0].Count; d != plan.RowsPerGroup {
-			t.Errorf("window %v: VAR_POP count changes by %d, want %d", window, d, plan.RowsPerGroup)
+			t.Errorf("aggregate first %v: VAR_POP count changes by %d, want %d", first, d, plan.RowsPerGroup)
 		}
 		// Every kept row of unit 100 is in [0, 10]: its encoded sum and squares are at most 5
 		// times the largest row's.
 		if d := new(big.Int).Sub(y[0].Sum, x[0].Sum); d.Sign() < 0 || d.Cmp(new(big.Int).Mul(big.NewInt(5), big.NewInt(1<<62))) > 0 {
-			t.Errorf("window %v: VAR_POP sum changes by %v", window, d)
+			t.Errorf("aggregate first %v: VAR_POP sum changes by %v", first, d)
 		}
 		total := func(s exec.Summary) (n int64) {
 			for _, c := range s.Leaves {
@@ -95,7 +95,7 @@ func TestPerRowNeighbours(t *testing.T) {
 			return n
 		}
 		if d := total(y[1]) - total(x[1]); d != plan.RowsPerGroup {
-			t.Errorf("window %v: the median's tree gains %d leaves, want %d", window, d, plan.RowsPerGroup)
+			t.Errorf("aggregate first %v: the median's tree gains %d leaves, want %d", first, d, plan.RowsPerGroup)
 		}
 	}
 }

@@ -20,8 +20,8 @@ type ShapeCache struct {
 }
 
 type shapeEntry struct {
-	window bool
-	at     time.Time
+	first bool // plan.Plan.AggregateFirst
+	at    time.Time
 }
 
 // ShapeTTL is how long a bounding decision is reused.
@@ -36,7 +36,7 @@ func NewShapeCache() *ShapeCache {
 }
 
 // lookup returns the decision remembered for the statistics query key, if it is fresh.
-func (c *ShapeCache) lookup(key string) (window, ok bool) {
+func (c *ShapeCache) lookup(key string) (first, ok bool) {
 	if c == nil {
 		return false, false
 	}
@@ -46,11 +46,11 @@ func (c *ShapeCache) lookup(key string) (window, ok bool) {
 	if !ok || c.now().Sub(e.at) >= ShapeTTL {
 		return false, false
 	}
-	return e.window, true
+	return e.first, true
 }
 
 // store remembers the decision for key.
-func (c *ShapeCache) store(key string, window bool) {
+func (c *ShapeCache) store(key string, first bool) {
 	if c == nil {
 		return
 	}
@@ -59,7 +59,7 @@ func (c *ShapeCache) store(key string, window bool) {
 	if len(c.entries) >= maxShapes {
 		clear(c.entries)
 	}
-	c.entries[key] = shapeEntry{window: window, at: c.now()}
+	c.entries[key] = shapeEntry{first: first, at: c.now()}
 }
 
 // Clear forgets every decision (the engine calls it when it loads the catalog again).

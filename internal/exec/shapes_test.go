@@ -12,6 +12,7 @@ import (
 	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/exec"
+	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/internal/testmode"
 )
 
@@ -29,7 +30,7 @@ func (c *counting) Query(ctx context.Context, sql string, args ...any) (*backend
 }
 
 // hardRows: every row of 10000 units in a random one of 1000 keys (the prefilter's shape);
-// easyRows: each unit's rows in at most 2 keys (the window's), plus unit 0 in 40 keys.
+// easyRows: each unit's rows in at most 2 keys (aggregate first), plus unit 0 in 40 keys.
 const (
 	hardRows = `SELECT i % 10000 AS uid, CAST(hash(i) % 1000 AS INTEGER) AS k, CAST(i % 97 AS DOUBLE) AS v FROM range(100000) r(i)`
 	easyRows = `SELECT i % 10000 AS uid, CAST(hash(i % 10000, i % 2) % 10 AS INTEGER) AS k, CAST(i % 97 AS DOUBLE) AS v FROM range(100000) r(i)
@@ -37,8 +38,8 @@ const (
 )
 
 // runShaped runs query on a new database holding rows as t, with the given cache and seed,
-// and returns the released rows (sorted) and whether the stage used the window form.
-func runShaped(t *testing.T, rows, query string, shapes *exec.ShapeCache, seed int64) (out []string, window bool, samples int) {
+// and returns the released rows (sorted) and whether the stage aggregated first.
+func runShaped(t *testing.T, rows, query string, shapes *exec.ShapeCache, seed int64) (out []string, first bool, samples int) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
@@ -67,7 +68,7 @@ func runShaped(t *testing.T, rows, query string, shapes *exec.ShapeCache, seed i
 		out = append(out, fmt.Sprint(r...))
 	}
 	sort.Strings(out)
-	return out, p.Window, b.samples
+	return out, p.AggregateFirst, b.samples
 }
 
 const shapeQuery = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=4) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s, ANON_COUNT(*) AS n FROM t GROUP BY k`
@@ -97,19 +98,94 @@ func TestShapeCacheReusesTheDecision(t *testing.T) {
 
 // TestShapeCacheStaleDecisionSameRelease: a decision remembered from other data (here the
 // opposite one: the prefilter, taken on the hard shape, used on data where the sample would
-// choose the window) changes only the form of the stage, never what is released: the same
+// aggregate first) changes only the form of the stage, never what is released: the same
 // seed gives the same exact rows either way, crafted unit 0 (40 keys, kappa 4) included.
 func TestShapeCacheStaleDecisionSameRelease(t *testing.T) {
-	fresh, freshWindow, _ := runShaped(t, easyRows, shapeQuery, exec.NewShapeCache(), 7)
+	fresh, freshFirst, _ := runShaped(t, easyRows, shapeQuery, exec.NewShapeCache(), 7)
 	stale := exec.NewShapeCache()
 	if _, w, _ := runShaped(t, hardRows, shapeQuery, stale, 1); w {
-		t.Fatal("the hard shape chose the window form; the test needs the prefilter there")
+		t.Fatal("the hard shape chose to aggregate first; the test needs the prefilter there")
 	}
-	got, gotWindow, n := runShaped(t, easyRows, shapeQuery, stale, 7)
-	if !freshWindow || gotWindow || n != 0 {
-		t.Fatalf("forms: fresh window %v, stale window %v (%d samples); want true, false, 0", freshWindow, gotWindow, n)
+	got, gotFirst, n := runShaped(t, easyRows, shapeQuery, stale, 7)
+	if !freshFirst || gotFirst || n != 0 {
+		t.Fatalf("forms: fresh aggregate first %v, stale %v (%d samples); want true, false, 0", freshFirst, gotFirst, n)
 	}
 	if len(fresh) == 0 || !reflect.DeepEqual(got, fresh) {
 		t.Errorf("released rows differ with a stale decision:\n%v\nwant\n%v", got, fresh)
+	}
+}
+
+// TestBoundingFormsAgree runs queries with both DuckDB forms of contribution bounding, the
+// prefilter and aggregate-first (plan.Plan.AggregateFirst), under several seeds and checks
+// that they release the same exact rows (the executor picks the form from statistics of all
+// units' data, so a unit's contribution must not depend on it), and that neither lets a unit
+// into more than kappa groups. The data mixes units within kappa, units over it, units with
+// exactly kappa groups, repeated (unit, group) rows, NULL keys and NULL values; the queries
+// cover explicit and implicit bounds (the binned stage), per-row aggregates and two keys.
+func TestBoundingFormsAgree(t *testing.T) {
+	ctx := context.Background()
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Units 0-299: 1 to 3 groups, 5 rows each on average; 300-499: 10 groups; 500-599: exactly
+	// 4 groups (kappa) with repeats; unit 7 also in 40 groups.
+	if err := db.Exec(ctx, `CREATE TABLE t AS
+		SELECT i % 300 AS uid, CASE WHEN i % 53 = 0 THEN NULL ELSE 'k' || (hash(i % 300, i % (1 + i % 3)) % 12) END AS k,
+			CAST(i % 2 AS INTEGER) AS j, CASE WHEN i % 17 = 0 THEN NULL ELSE CAST(i % 97 AS DOUBLE) END AS v FROM range(1500) r(i)
+		UNION ALL SELECT 300 + i % 200, 'k' || (hash(i) % 12), CAST(i % 2 AS INTEGER), CAST(i % 41 AS DOUBLE) FROM range(2000) r(i)
+		UNION ALL SELECT 500 + i % 100, 'k' || ((i // 100) % 4), 0, CAST(i % 7 AS DOUBLE) FROM range(1200) r(i)
+		UNION ALL SELECT 7, 'k' || i, 1, 100 FROM range(40) r(i)`); err != nil {
+		t.Fatal(err)
+	}
+	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
+		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "j"}, {Name: "v"}}}
+	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=4)"
+	for _, query := range []string{
+		opts + " k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s, ANON_COUNT(*) AS n FROM t GROUP BY k",
+		opts + " k, j, ANON_AVG(v CLAMPED BETWEEN 0 AND 50) AS a, ANON_COUNT(v CLAMPED BETWEEN 0 AND 3) AS c FROM t GROUP BY k, j",
+		opts + " k, ANON_VAR_POP(v CLAMPED BETWEEN 0 AND 50) AS var, ANON_MEDIAN(v CLAMPED BETWEEN 0 AND 100) AS m FROM t GROUP BY k",
+		opts + " k, ANON_SUM(v) AS s, ANON_AVG(v) AS a FROM t WHERE j = 0 GROUP BY k",
+		strings.Replace(opts, "kappa=4", "kappa=1", 1) + " k, ANON_COUNT(*) AS n FROM t GROUP BY k",
+	} {
+		for _, seed := range []int64{1, -2, 77777777777, -9223372036854775807} {
+			var released [2][]string
+			for i, first := range []bool{false, true} {
+				p := planFor(t, query, rel)
+				p.Seed = seed
+				pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := pr.Check(ctx, db); err != nil { // the statistics query follows the types
+					t.Fatal(err)
+				}
+				exec.DecideBounding(pr, first)
+				res, err := pr.Run(ctx, db)
+				if err != nil {
+					t.Fatalf("%s (aggregate first %v): %v", query, first, err)
+				}
+				if p.AggregateFirst != first {
+					t.Fatalf("the stage used aggregate first = %v, want %v", p.AggregateFirst, first)
+				}
+				for _, r := range res.Rows {
+					released[i] = append(released[i], fmt.Sprint(r...))
+				}
+				sort.Strings(released[i])
+				// The bound: the kept (unit, group) pairs, counted from the stage's unit
+				// counts, are at most kappa per unit (601 units).
+				rows, err := db.Query(ctx, "SELECT CAST(SUM("+sqlgen.UnitsColumn+") AS BIGINT) FROM ("+pr.StageSQL+")")
+				if err != nil {
+					t.Fatalf("%v\n%s", err, pr.StageSQL)
+				}
+				if n := rows.Values[0][0].(int64); n > 601*p.Kappa || n == 0 {
+					t.Errorf("%s\nseed %d aggregate first %v: %d unit-group pairs kept, kappa = %d for 601 units", query, seed, first, n, p.Kappa)
+				}
+			}
+			if len(released[0]) == 0 || !reflect.DeepEqual(released[0], released[1]) {
+				t.Errorf("%s\nseed %d: the two forms release different rows:\n%v\n%v", query, seed, released[0], released[1])
+			}
+		}
 	}
 }

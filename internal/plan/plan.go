@@ -30,11 +30,13 @@ type Plan struct {
 	// and values are clamped per row (Kappa is then MaxRows: a unit reaches at most that
 	// many groups).
 	MaxRows int64
-	// Window, when set, makes the stage bound contributions with a window over the per-unit
-	// rows instead of DuckDB's prefilter; the executor sets it when a sample of the data shows
-	// that few units exceed kappa (the prefilter then costs more than it saves). Both forms
-	// keep the same groups for a given seed.
-	Window bool
+	// AggregateFirst, when set, makes the stage aggregate per unit first and bound the
+	// per-unit rows (DuckDB: the kappa of smallest priority for the units above kappa only;
+	// PostgreSQL: a window over them) instead of bounding the rows before aggregating them
+	// (the prefilter); the executor sets it when a sample of the data shows that few units
+	// exceed kappa or that units repeat their groups (the prefilter then costs more than it
+	// saves). Both forms keep the same groups for a given seed.
+	AggregateFirst bool
 	// KeyTypes are the database types of the group keys (from a query that reads no rows),
 	// once the executor knows them; the SQL normalises each key by its type, so that the
 	// stage's groups are exact values (sqlgen.NormaliseKey).

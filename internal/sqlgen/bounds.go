@@ -107,6 +107,10 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 		writePrefilter(b, p, d, keys, values, partials)
 		return keys
 	}
+	if d == backend.DuckDB && !p.Unbounded && p.Kappa <= maxPrefilterKappa {
+		writeAggregateFirst(b, p, keys, values, partials)
+		return keys
+	}
 	cols := append(append(append([]string(nil), keys...), "_dp_uid"), partials...)
 	group := strings.Join(append(append([]string(nil), keys...), "_dp_uid"), ", ")
 	from := writeRanks(b, p, d, keys, append([]string{"_dp_uid"}, keys...), values, "_dp_rows")
@@ -178,18 +182,54 @@ func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, v
 	k := p.Kappa
 	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
 	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed GROUP BY 1\n),\n")
-	fmt.Fprintf(b, "_dp_m1 AS (\n  SELECT *, list_min(_dp_w) AS _dp_m FROM (SELECT _dp_u, CASE WHEN len(_dp_hs) > %d THEN _dp_hs END AS _dp_w FROM _dp_lists)\n),\n", k)
-	for i := int64(2); i <= k; i++ {
-		fmt.Fprintf(b, "_dp_m%d AS (\n  SELECT *, list_min(_dp_w) AS _dp_m FROM (SELECT _dp_u, list_filter(_dp_w, lambda x: x > _dp_m) AS _dp_w FROM _dp_m%d)\n),\n", i, i-1)
-	}
+	writeThresholds(b, k)
 	fmt.Fprintf(b, "_dp_kept AS (\n  SELECT r.* FROM _dp_hashed AS r JOIN _dp_m%d AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m IS NULL OR r._dp_h <= th._dp_m\n),\n", k)
+	from := writeRanks(b, p, d, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_kept")
+	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
+}
+
+// perPriority is the select list of the per-unit aggregation grouped by (_dp_uid, _dp_h):
+// the keys (min(), all equal unless two groups collide on h), the unit and the partials.
+func perPriority(keys, partials []string) []string {
 	var cols []string
 	for _, key := range keys {
 		cols = append(cols, fmt.Sprintf("min(%s) AS %s", key, key))
 	}
-	cols = append(append(cols, "_dp_uid"), partials...)
-	from := writeRanks(b, p, d, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_kept")
-	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
+	return append(append(cols, "_dp_uid"), partials...)
+}
+
+// writeThresholds writes _dp_m1 .. _dp_m<k> over _dp_lists (_dp_u, the unit, and _dp_hs, a
+// list of its priorities): _dp_m of _dp_m<k> is the k-th smallest distinct priority of a unit
+// with more than k of them, NULL for the others (one pass per step: the smallest value above
+// the previous one, over a shrinking list).
+func writeThresholds(b *strings.Builder, k int64) {
+	fmt.Fprintf(b, "_dp_m1 AS (\n  SELECT *, list_min(_dp_w) AS _dp_m FROM (SELECT _dp_u, CASE WHEN len(_dp_hs) > %d THEN _dp_hs END AS _dp_w FROM _dp_lists)\n),\n", k)
+	for i := int64(2); i <= k; i++ {
+		fmt.Fprintf(b, "_dp_m%d AS (\n  SELECT *, list_min(_dp_w) AS _dp_m FROM (SELECT _dp_u, list_filter(_dp_w, lambda x: x > _dp_m) AS _dp_w FROM _dp_m%d)\n),\n", i, i-1)
+	}
+}
+
+// writeAggregateFirst is DuckDB's other form of contribution bounding, for data where the
+// per-unit aggregation shrinks the rows by itself or few units exceed kappa (the executor
+// picks it from a sample: chooseBounding): aggregate per (unit, priority) first, as the
+// prefilter does after its filter, then keep, for the units with more than kappa of those
+// per-unit rows only, the kappa of smallest priority (the prefilter's thresholds over a
+// list of the unit's priorities, built for those units alone). It keeps exactly the
+// prefilter's per-unit rows for a seed (same priorities, same grouping by h, so it is as
+// safe when two groups collide on h), so the choice changes only the speed; it replaces the
+// window over per-unit rows, which sorted every unit's rows (about 2.3 times the floor on
+// data where every unit is within kappa, against 1.65; docs/benchmarks.md).
+func writeAggregateFirst(b *strings.Builder, p *plan.Plan, keys, values, partials []string) {
+	k := p.Kappa
+	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
+	from := writeRanks(b, p, backend.DuckDB, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_hashed")
+	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + ", _dp_h\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n),\n")
+	fmt.Fprintf(b, "_dp_heavy AS (\n  SELECT _dp_uid FROM _dp_per_unit GROUP BY _dp_uid HAVING COUNT(*) > %d\n),\n", k)
+	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_per_unit SEMI JOIN _dp_heavy USING (_dp_uid) GROUP BY 1\n),\n")
+	writeThresholds(b, k)
+	// Units are never NULL (_dp_rows), so a unit missing from the thresholds has at most
+	// kappa per-unit rows and keeps them all.
+	fmt.Fprintf(b, "_dp_bounded AS (\n  SELECT r.* EXCLUDE (_dp_h) FROM _dp_per_unit AS r LEFT JOIN _dp_m%d AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m IS NULL OR r._dp_h <= th._dp_m\n)", k)
 }
 
 // writePgPrefilter is PostgreSQL's prefilter: contributions are bounded on the rows, before
@@ -277,7 +317,7 @@ func pgPriority(p *plan.Plan, keys []string) (string, bool) {
 // (before per-unit aggregation), which pays off only when many units exceed kappa. On
 // PostgreSQL it needs hash functions for the unit's and keys' types (pgPriority).
 func UsesPrefilter(p *plan.Plan, d backend.Dialect) bool {
-	if p.MaxRows > 0 || p.Unbounded || p.Window {
+	if p.MaxRows > 0 || p.Unbounded || p.AggregateFirst {
 		return false
 	}
 	if d == backend.Postgres {

@@ -140,9 +140,9 @@ func TestPostgresBoundingFormsAgree(t *testing.T) {
 			p.Seed = seed
 			var results [2][]string
 			for i, window := range []bool{false, true} {
-				p.Window = window
+				p.AggregateFirst = window
 				if got := sqlgen.UsesPrefilter(p, backend.Postgres); got == window {
-					t.Fatalf("UsesPrefilter = %v with Window %v", got, window)
+					t.Fatalf("UsesPrefilter = %v with AggregateFirst %v", got, window)
 				}
 				sql, err := sqlgen.Stage(p, backend.Postgres)
 				if err != nil {
@@ -229,7 +229,7 @@ func TestPostgresPrefilterCrafted(t *testing.T) {
 			for seed := int64(-50); seed < 50; seed++ {
 				p.Seed = seed * 1000003
 				for _, window := range []bool{false, true} {
-					p.Window = window
+					p.AggregateFirst = window
 					sql, err := sqlgen.Stage(p, backend.Postgres)
 					if err != nil {
 						t.Fatal(err)

@@ -92,7 +92,7 @@ func ShardParts(a *plan.Aggregate, histogram, rows bool) []PartKind {
 // ShardQuery prints the query a worker runs over its shard for plan p (DuckDB only). With
 // histogram >= 0 it is the shard query of aggregate histogram's implicit-bounds histogram
 // (BoundsStage), which needs only that aggregate's value. Each shard keeps at most kappa
-// groups per unit already (the prefilter or the window of the stage, by p.Window): a group
+// groups per unit already (the prefilter or the window of the stage, by p.AggregateFirst): a group
 // among a unit's kappa of smallest priority overall is among them in every shard, so the merge
 // keeps the same groups as the stage. Under max_rows_contributed it returns rows, at most
 // MaxRows per unit (of smallest row priority, the stage's), not per-unit partials.

@@ -95,3 +95,108 @@ func TestReviewCollatedUnitOneRowPerGroup(t *testing.T) {
 		}
 	}
 }
+
+// reviewMurmur, reviewUnmurmur and reviewCombine replicate DuckDB's hash() of BIGINT
+// arguments (internal/bench's TestHashTies checks the replication against DuckDB).
+const reviewMurmurC = 0xd6e8feb86659fd93
+
+func reviewMurmur(x uint64) uint64 {
+	x ^= x >> 32
+	x *= reviewMurmurC
+	x ^= x >> 32
+	x *= reviewMurmurC
+	x ^= x >> 32
+	return x
+}
+
+func reviewUnmurmur(x uint64) uint64 {
+	inv := uint64(reviewMurmurC)
+	for i := 0; i < 6; i++ {
+		inv *= 2 - reviewMurmurC*inv
+	}
+	x ^= x >> 32
+	x *= inv
+	x ^= x >> 32
+	x *= inv
+	x ^= x >> 32
+	return x
+}
+
+func reviewCombine(a, b uint64) uint64 {
+	a ^= a >> 32
+	a *= reviewMurmurC
+	return a ^ b
+}
+
+// reviewColliding returns k2b with hash(u, k1, k2, ...) = hash(u, k1b, k2b, ...) for BIGINT
+// arguments, whatever follows (the seed).
+func reviewColliding(u, k1, k2, k1b int64) int64 {
+	c := reviewCombine(reviewMurmur(uint64(u)), reviewMurmur(uint64(k1)))
+	cb := reviewCombine(reviewMurmur(uint64(u)), reviewMurmur(uint64(k1b)))
+	want := reviewCombine(c, reviewMurmur(uint64(k2)))
+	return int64(reviewUnmurmur(want ^ reviewCombine(cb, 0)))
+}
+
+// TestReviewCraftedTiesStackOneGroup (review of 2b911c8): docs/design/bounding-on-duckdb.md
+// §5.2 shows that a unit who knows its id can make two key tuples tie on h for every seed, and
+// relies on grouping by (unit, h) with min() of each key. With two keys, min() of a tied pair
+// {(c, 0), (1, K)} with c > 1 and K > 0 is (1, 0), a group of its own: a unit with 3 such
+// pairs and a row in (1, 0) holds 4 distinct h (kappa = 4, all kept) and 4 per-unit rows in
+// the released group (1, 0), in both DuckDB forms. It then counts as 4 units there and adds
+// 4 times the clamp bound (PostgreSQL's prefilter groups by (unit, h, keys) and its rank
+// counts distinct key tuples; the window form this commit replaced grouped by (keys, unit)).
+// Laplace's L1 bound kappa*C holds, but GAUSSIAN noise's L2 = sqrt(kappa)*C does not (here
+// 4C in one group: L2 4C, assumed 2C).
+func TestReviewCraftedTiesStackOneGroup(t *testing.T) {
+	ctx := context.Background()
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const u = 42
+	vals := []string{fmt.Sprintf("(%d::BIGINT, 1::BIGINT, 0::BIGINT, 100.0::DOUBLE)", u)}
+	for c := int64(2); len(vals) < 7; c++ {
+		k := reviewColliding(u, c, 0, 1) // hash(u, c, 0) = hash(u, 1, k)
+		if k <= 0 {
+			continue
+		}
+		vals = append(vals, fmt.Sprintf("(%d, %d, 0, 100.0)", u, c), fmt.Sprintf("(%d, 1, %d, 100.0)", u, k))
+	}
+	if err := db.Exec(ctx, `CREATE TABLE t AS SELECT * FROM (VALUES `+strings.Join(vals, ", ")+`) v(uid, k1, k2, v)
+		UNION ALL SELECT 1000 + i, 1, 0, 100.0 FROM range(200) r(i)`); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.Query(ctx, fmt.Sprintf("SELECT COUNT(DISTINCT hash(uid, k1, k2, 1)) FROM t WHERE uid = %d", u)); err != nil || fmt.Sprint(r.Values[0][0]) != "4" {
+		t.Fatalf("want 4 distinct priorities for the crafted unit (7 groups): %v %v", r, err)
+	}
+	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
+		Columns: []catalog.Column{{Name: "uid"}, {Name: "k1"}, {Name: "k2"}, {Name: "v"}}}
+	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=4) k1, k2, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k1, k2`
+	for _, first := range []bool{false, true} {
+		for _, seed := range []int64{1, -2, 77777777777} {
+			p := planFor(t, query, rel)
+			p.Seed = seed
+			pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pr.Check(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			exec.DecideBounding(pr, first)
+			res, err := pr.Run(ctx, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.Query(ctx, reviewBounded(t, pr.StageSQL)+
+				"\nSELECT COALESCE(MAX(n), 0) FROM (SELECT COUNT(*) AS n FROM _dp_bounded GROUP BY _dp_uid, _dp_k0, _dp_k1)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := fmt.Sprint(rows.Values[0][0]); n != "1" {
+				t.Errorf("aggregate first %v, seed %d: unit %d keeps %s per-unit rows in one group, want 1 (released %v)", first, seed, u, n, res.Rows)
+			}
+		}
+	}
+}

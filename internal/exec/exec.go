@@ -228,11 +228,17 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	if err := pr.Bind(ctx, b); err != nil {
 		return err
 	}
-	first := pr.StageSQL
-	if len(pr.BoundsSQL) > 0 && !pr.OnePass() {
-		first = pr.BoundsSQL[0]
+	check := noRows(pr.firstSQL())
+	if pr.Stager == nil && sqlgen.UsesPrefilter(pr.Plan, pr.dialect) && !pr.Plan.AggregateFirst {
+		// The other form of contribution bounding, which chooseBounding may take from the
+		// data after the charge: bound now, so that whether the query fails never depends
+		// on the form (outside review).
+		alt, err := pr.aggregateFirstSQL()
+		if err != nil {
+			return err
+		}
+		check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(alt) + ")")
 	}
-	check := noRows(first)
 	if post := pr.postProcessed(); post != nil {
 		sql, err := sqlgen.Release(post, pr.dialect, pr.releaseTable(pr.probe))
 		if err != nil {
@@ -376,6 +382,9 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 	// The unit's type first: the stage SQL that setKeyTypes prints hashes units by it
 	// (sqlgen.UsesPrefilter on PostgreSQL).
 	pr.Plan.UnitType = probe.Types[len(probe.Types)-1]
+	if err := pr.unitCollation(ctx, b); err != nil {
+		return err
+	}
 	nk := len(pr.Plan.Query.Keys)
 	if err := checkArgTypes(pr.Plan.Query, probe.Types[nk:], pr.dialect); err != nil {
 		return err
@@ -385,6 +394,65 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 		return err
 	}
 	pr.probe = probe
+	return nil
+}
+
+// firstSQL is the first query the stage runs: the stage, or the first histogram query of
+// implicit bounds estimated apart.
+func (pr *Prepared) firstSQL() string {
+	if len(pr.BoundsSQL) > 0 && !pr.OnePass() {
+		return pr.BoundsSQL[0]
+	}
+	return pr.StageSQL
+}
+
+// aggregateFirstSQL is firstSQL with the plan's other form of contribution bounding
+// (plan.Plan.AggregateFirst); the plan is left as it was.
+func (pr *Prepared) aggregateFirstSQL() (string, error) {
+	pr.Plan.AggregateFirst = true
+	err := pr.reprint()
+	alt := pr.firstSQL()
+	pr.Plan.AggregateFirst = false
+	if err2 := pr.reprint(); err == nil {
+		err = err2
+	}
+	return alt, err
+}
+
+// unitCollation finds, on DuckDB and for a text unit, how the database's equality compares
+// units (a column's COLLATE NOCASE, the owner's SET default_collation), with a query that
+// reads no row, and sets the folds that make the stage hash equal units alike
+// (plan.Plan.UnitFolds): the stage groups per-unit rows by (unit, hash of unit and keys), and
+// a unit spelled two ways with two hashes would otherwise keep a per-unit row per spelling in
+// one group (outside review). An equality that joins texts no fold explains is refused.
+func (pr *Prepared) unitCollation(ctx context.Context, b backend.Backend) error {
+	p := pr.Plan
+	if pr.dialect != backend.DuckDB || !strings.EqualFold(strings.TrimSpace(p.UnitType), "VARCHAR") {
+		return nil
+	}
+	rows, err := b.Query(ctx, sqlgen.UnitCollation(p))
+	if err != nil {
+		return err
+	}
+	joined := map[int]bool{}
+	for _, r := range rows.Values {
+		pair, err := toInt64(r[0])
+		if err != nil {
+			return err
+		}
+		n, err := toInt64(r[1])
+		if err != nil {
+			return err
+		}
+		joined[int(pair)] = n == 1
+	}
+	folds, ok := sqlgen.UnitFoldsFor(joined)
+	if !ok {
+		return sqlerr.Privacy(p.Query.Options.Pos, analyzer.RuleUnitCollation,
+			"the privacy unit is compared by a collation that makes texts equal beyond case, accents and Unicode normalisation (an ICU collation?): dpsql bounds each unit by a hash of its text, which must agree with that equality",
+			`give the privacy unit a plain text type in the owner's view (CAST(uid AS VARCHAR) COLLATE "binary", or lower(uid)), or use the NOCASE or NOACCENT collations`)
+	}
+	p.UnitFolds = folds
 	return nil
 }
 

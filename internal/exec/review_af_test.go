@@ -67,6 +67,15 @@ func TestReviewCollatedUnitOneRowPerGroup(t *testing.T) {
 	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
 	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+	oneRowPerGroup(t, db, rel, query)
+}
+
+// oneRowPerGroup runs query (over 201 units in group k1, 100 each) with both forms of
+// contribution bounding and checks that no unit keeps two per-unit rows in a group and that
+// the exact release is 201 units' worth.
+func oneRowPerGroup(t *testing.T, db backend.Backend, rel *catalog.Relation, query string) {
+	t.Helper()
+	ctx := context.Background()
 	for _, first := range []bool{false, true} {
 		p := planFor(t, query, rel)
 		p.Seed = 1
@@ -198,5 +207,67 @@ func TestReviewCraftedTiesStackOneGroup(t *testing.T) {
 				t.Errorf("aggregate first %v, seed %d: unit %d keeps %s per-unit rows in one group, want 1 (released %v)", first, seed, u, n, res.Rows)
 			}
 		}
+	}
+}
+
+// TestUnitCollations: a text unit keeps one per-unit row per group under each collation
+// DuckDB's equality may give it (a column's NOCASE, NOACCENT, both, NFC, and the owner's SET
+// default_collation), in both forms, with one unit spelled in every way its collation joins;
+// an ICU collation, whose equality ignores characters no fold explains, is refused before
+// any data is read, whatever the rows.
+func TestUnitCollations(t *testing.T) {
+	ctx := context.Background()
+	// Spellings of one unit that NOCASE, NOACCENT and NFC join (é composed and decomposed,
+	// with and without accent, upper and lower case).
+	spellings := []string{"'jose'", "'JOSE'", "'jos' || chr(233)", "'JOS' || chr(201)", "'jose' || chr(769)", "'JOSe' || chr(769)"}
+	joined := map[string][]string{ // the spellings each collation makes one unit
+		"NOCASE": spellings[:2], "NOACCENT": {spellings[0], spellings[2]}, "NOCASE.NOACCENT": spellings,
+		"NFC": {spellings[2], spellings[4]}, "default nocase": spellings[:2],
+	}
+	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
+		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
+	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+	for _, c := range []string{"NOCASE", "NOACCENT", "NOCASE.NOACCENT", "NFC", "default nocase", "de"} {
+		t.Run(c, func(t *testing.T) {
+			db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			col := "uid VARCHAR COLLATE " + c
+			if c == "default nocase" {
+				col = "uid VARCHAR"
+				if err := db.Exec(ctx, "SET default_collation = 'nocase'"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var ins []string
+			for _, s := range joined[c] {
+				ins = append(ins, fmt.Sprintf("(%s, 'k1', 100)", s))
+			}
+			if c == "de" {
+				ins = []string{"('ab', 'k1', 100)", "('a' || chr(8205) || 'b', 'k1', 100)"}
+			}
+			if err := db.Exec(ctx, "CREATE TABLE t ("+col+", k VARCHAR, v DOUBLE);\n"+
+				"INSERT INTO t SELECT 'u' || i, 'k1', 100 FROM range(200) r(i);\n"+
+				"INSERT INTO t VALUES "+strings.Join(ins, ", ")); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM t GROUP BY uid)"); err != nil || fmt.Sprint(r.Values[0][0]) != "201" {
+				t.Fatalf("the database should see 201 units: %v %v", r, err)
+			}
+			if c == "de" {
+				p := planFor(t, query, rel)
+				pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := pr.Check(ctx, db); err == nil || !strings.Contains(err.Error(), "privacy-unit-collation-supported") {
+					t.Fatalf("an ICU collation: %v, want the rule privacy-unit-collation-supported", err)
+				}
+				return
+			}
+			oneRowPerGroup(t, db, rel, query)
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -195,9 +196,9 @@ func unitFolds(ctx context.Context, coord backend.Querier, p *plan.Plan) error {
 		switch part {
 		case "", "binary", "c", "posix":
 		case "nocase":
-			p.UnitFolds = append(p.UnitFolds, "lower")
+			addFold(p, "lower")
 		case "noaccent":
-			p.UnitFolds = append(p.UnitFolds, "strip_accents")
+			addFold(p, "strip_accents")
 		default:
 			return sqlerr.Privacy(p.Query.Options.Pos, RuleDistributed,
 				fmt.Sprintf("the default collation %q is not supported by the distributed stage: units are matched across files by their text", c),
@@ -205,6 +206,14 @@ func unitFolds(ctx context.Context, coord backend.Querier, p *plan.Plan) error {
 		}
 	}
 	return nil
+}
+
+// addFold adds fold to p's unit folds unless the executor's look at the unit's equality
+// (exec's unitCollation) found it already.
+func addFold(p *plan.Plan, fold string) {
+	if !slices.Contains(p.UnitFolds, fold) {
+		p.UnitFolds = append(p.UnitFolds, fold)
+	}
 }
 
 // Explain describes the distributed stage of p for EXPLAIN: where the private rows come from,

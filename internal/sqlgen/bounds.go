@@ -180,7 +180,7 @@ func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, v
 		return
 	}
 	k := p.Kappa
-	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
+	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", groupPriority(p, keys))
 	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed GROUP BY 1\n),\n")
 	writeThresholds(b, k)
 	fmt.Fprintf(b, "_dp_kept AS (\n  SELECT r.* FROM _dp_hashed AS r JOIN _dp_m%d AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m IS NULL OR r._dp_h <= th._dp_m\n),\n", k)
@@ -189,13 +189,44 @@ func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, v
 }
 
 // perPriority is the select list of the per-unit aggregation grouped by (_dp_uid, _dp_h):
-// the keys (min(), all equal unless two groups collide on h), the unit and the partials.
+// the keys, the unit and the partials. The keys are all equal unless two of the unit's groups
+// collide on h (which a unit can craft, docs/design/bounding-on-duckdb.md §5.2): the row then
+// goes to one of those groups, the smallest key tuple, taken as a whole (min of a struct).
+// Taking min() of each key column apart would make a tuple of its own, {(c, 0), (1, K)} giving
+// (1, 0), possibly another of the unit's groups, which would then hold several of its rows.
 func perPriority(keys, partials []string) []string {
 	var cols []string
-	for _, key := range keys {
-		cols = append(cols, fmt.Sprintf("min(%s) AS %s", key, key))
+	switch len(keys) {
+	case 0:
+	case 1:
+		cols = append(cols, fmt.Sprintf("min(%s) AS %s", keys[0], keys[0]))
+	default:
+		var fields []string
+		for _, key := range keys {
+			fields = append(fields, fmt.Sprintf("%s := %s", key, key))
+		}
+		tuple := fmt.Sprintf("min(struct_pack(%s))", strings.Join(fields, ", "))
+		for _, key := range keys {
+			cols = append(cols, fmt.Sprintf("struct_extract(%s, '%s') AS %s", tuple, key, key))
+		}
 	}
 	return append(append(cols, "_dp_uid"), partials...)
+}
+
+// groupPriority is the priority h of a row's (unit, group) in the forms that group per-unit
+// rows by (unit, h): the unit is hashed as the database's equality compares it (UnitFolds),
+// so that a unit whose rows spell it differently (a text unit under a NOCASE collation) still
+// has one h per group, and so one per-unit row per group.
+func groupPriority(p *plan.Plan, keys []string) string {
+	return unitPriority(backend.DuckDB, FoldUnit(p, "_dp_uid"), keys, p.Seed)
+}
+
+// FoldUnit applies the plan's UnitFolds to the unit expression x.
+func FoldUnit(p *plan.Plan, x string) string {
+	for _, fold := range p.UnitFolds {
+		x = fmt.Sprintf("%s(%s)", fold, x)
+	}
+	return x
 }
 
 // writeThresholds writes _dp_m1 .. _dp_m<k> over _dp_lists (_dp_u, the unit, and _dp_hs, a
@@ -221,7 +252,7 @@ func writeThresholds(b *strings.Builder, k int64) {
 // data where every unit is within kappa, against 1.65; docs/benchmarks.md).
 func writeAggregateFirst(b *strings.Builder, p *plan.Plan, keys, values, partials []string) {
 	k := p.Kappa
-	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
+	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", groupPriority(p, keys))
 	from := writeRanks(b, p, backend.DuckDB, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_hashed")
 	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + ", _dp_h\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n),\n")
 	fmt.Fprintf(b, "_dp_heavy AS (\n  SELECT _dp_uid FROM _dp_per_unit GROUP BY _dp_uid HAVING COUNT(*) > %d\n),\n", k)
@@ -343,6 +374,39 @@ func ShapeStats(p *plan.Plan, d backend.Dialect) string {
 	fmt.Fprintf(&b, "_dp_pairs AS (SELECT %s, COUNT(*) AS r FROM _dp_rows WHERE %s GROUP BY %s)\n", group, sample, group)
 	fmt.Fprintf(&b, "SELECT COUNT(*), COALESCE(SUM(rows), 0), COALESCE(SUM(pairs), 0), COALESCE(SUM(GREATEST(pairs - %d, 0)), 0) FROM (SELECT _dp_uid, SUM(r) AS rows, COUNT(*) AS pairs FROM _dp_pairs GROUP BY _dp_uid) AS u", p.Kappa)
 	return b.String()
+}
+
+// UnitCollation prints a query that tells, without reading a row, how DuckDB's equality
+// compares a text privacy unit (a column's COLLATE NOCASE, SET default_collation): pairs of
+// constants that differ in case (1), in accents (2), in Unicode normalisation (3) and by an
+// ignorable character (4) are grouped in the type of the unit; it returns each pair's number
+// and how many groups its two texts made (1 when the unit's equality joins them).
+func UnitCollation(p *plan.Plan) string {
+	var b strings.Builder
+	writeRows(&b, p, backend.DuckDB, nil)
+	b.WriteString(`_dp_pairs(p, x) AS (VALUES (1, 'A'), (1, 'a'), (2, chr(233)), (2, 'e'), (3, chr(233)), (3, 'e' || chr(769)), (4, 'ab'), (4, 'a' || chr(8205) || 'b'))
+SELECT p, COUNT(*) FROM (SELECT p, x FROM ((SELECT 0 AS p, _dp_uid AS x FROM _dp_rows LIMIT 0) UNION ALL SELECT p, x FROM _dp_pairs) AS _dp_u GROUP BY p, x) AS _dp_g GROUP BY p ORDER BY p`)
+	return b.String()
+}
+
+// UnitFoldsFor are the folds that make equal texts of the pairs of UnitCollation equal, from
+// the pairs its unit's equality joins, applied innermost first; ok is false when it joins
+// texts that no fold explains (an ICU collation ignores some characters), which the stage
+// could not hash alike.
+func UnitFoldsFor(joined map[int]bool) (folds []string, ok bool) {
+	if joined[4] {
+		return nil, false
+	}
+	if joined[3] {
+		folds = append(folds, "nfc_normalize")
+	}
+	if joined[2] {
+		folds = append(folds, "strip_accents")
+	}
+	if joined[1] {
+		folds = append(folds, "lower")
+	}
+	return folds, true
 }
 
 // writeRows writes the analyst's CTEs and _dp_rows (keys, privacy unit and the value columns

@@ -148,17 +148,14 @@ func ShardQuery(p *plan.Plan, histogram int) (string, error) {
 	}
 	var b strings.Builder
 	keys := writePrefix(&b, p, d, values, partials)
-	prio := priority(d, keys, p.Seed)
+	prio := groupPriority(p, keys) // the prefilter's
 	if rows {
 		prio = rowPriority(p, d, keys, values) // the stage's (writePrefix)
 	}
 	// Units are compared by their text across shards: normalised like keys (-0 and 0 are one
 	// unit, as they are one to the database's equality), NaN spelled one way, text folded by
 	// the database's default collation.
-	unit := shardText(NormaliseKey(d, "_dp_uid", p.UnitType), p.UnitType)
-	for _, fold := range p.UnitFolds {
-		unit = fmt.Sprintf("%s(%s)", fold, unit)
-	}
+	unit := FoldUnit(p, shardText(NormaliseKey(d, "_dp_uid", p.UnitType), p.UnitType))
 	cols := []string{unit + " AS _dp_u", prio + " AS _dp_h"}
 	for i, k := range keys {
 		t := ""

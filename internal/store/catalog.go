@@ -31,7 +31,7 @@ type table struct {
 // kept as they are; PostgreSQL's information_schema spells them in lower case and holds no
 // labels (an enum is USER-DEFINED), so they are upper-cased as dpsql always showed them.
 func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error) {
-	rows, err := q.Query(ctx, `SELECT c.table_schema, c.table_name, c.column_name, c.data_type,
+	query := `SELECT c.table_schema, c.table_name, c.column_name, c.data_type,
 			CASE WHEN c.table_schema = current_schema() THEN 1 ELSE 0 END,
 			CASE WHEN t.table_type = 'BASE TABLE' THEN 0 ELSE 1 END
 		FROM information_schema.columns AS c
@@ -39,7 +39,21 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 				AND t.table_schema = c.table_schema AND t.table_name = c.table_name
 		WHERE c.table_catalog = current_database()
 			AND c.table_schema NOT IN ('dpsql', 'information_schema', 'pg_catalog')
-		ORDER BY c.table_schema, c.table_name, c.ordinal_position`)
+		ORDER BY c.table_schema, c.table_name, c.ordinal_position`
+	if dialectOf(q) == backend.DuckDB {
+		// The same rows from the catalog functions information_schema's views are built on:
+		// about 6 ms against 10 ms for every session's start (issue 16, fixed costs).
+		query = `SELECT c.schema_name, c.table_name, c.column_name, c.data_type,
+			CASE WHEN c.schema_name = current_schema() THEN 1 ELSE 0 END,
+			CASE WHEN t.table_name IS NULL THEN 1 ELSE 0 END
+		FROM duckdb_columns() AS c
+			LEFT JOIN duckdb_tables() AS t ON t.database_name = c.database_name
+				AND t.schema_name = c.schema_name AND t.table_name = c.table_name
+		WHERE c.database_name = current_database()
+			AND c.schema_name NOT IN ('dpsql', 'information_schema', 'pg_catalog')
+		ORDER BY c.schema_name, c.table_name, c.column_index`
+	}
+	rows, err := q.Query(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("store: read columns: %w", err)
 	}

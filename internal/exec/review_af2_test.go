@@ -1,0 +1,68 @@
+package exec_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/internal/catalog"
+)
+
+// TestReviewJSONUnitDefaultCollation (review of 319e045): JSON is a VARCHAR to DuckDB's
+// collations (SET default_collation = 'nocase' makes '"abcd"' and '"ABCD"' one value to GROUP
+// BY), but exec.unitCollation probes only units whose type prints "VARCHAR": a JSON unit gets
+// no fold, hash() tells its spellings apart, and one unit spelled 16 ways keeps 16 per-unit
+// rows in one group (the finding of TestReviewCollatedUnitOneRowPerGroup, through a JSON unit).
+func TestReviewJSONUnitDefaultCollation(t *testing.T) {
+	ctx := context.Background()
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Exec(ctx, `SET default_collation = 'nocase';
+		CREATE TABLE t (uid JSON, k VARCHAR, v DOUBLE);
+		INSERT INTO t SELECT '"u' || i || '"', 'k1', 100 FROM range(200) r(i);
+		INSERT INTO t SELECT '"' || CASE WHEN i & 1 = 1 THEN 'A' ELSE 'a' END || CASE WHEN i & 2 = 2 THEN 'B' ELSE 'b' END ||
+			CASE WHEN i & 4 = 4 THEN 'C' ELSE 'c' END || CASE WHEN i & 8 = 8 THEN 'D' ELSE 'd' END || '"', 'k1', 100 FROM range(16) r(i)`); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM t GROUP BY uid)"); err != nil || fmt.Sprint(r.Values[0][0]) != "201" {
+		t.Fatalf("the database should see 201 units: %v %v", r, err)
+	}
+	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
+		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
+	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+	oneRowPerGroup(t, db, rel, query)
+}
+
+// TestReviewJSONKeyDefaultCollation (review of 319e045): the same for a group key. NormaliseKey
+// puts COLLATE "binary" on keys whose type prints "VARCHAR" only; a JSON key under SET
+// default_collation = 'nocase' stays collated, so '"k1"' and '"K1"' are one group to the final
+// GROUP BY but two priorities h to the (unit, h) grouping: a unit with rows under 16 spellings
+// of the key keeps 16 per-unit rows in the one released group.
+func TestReviewJSONKeyDefaultCollation(t *testing.T) {
+	ctx := context.Background()
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Exec(ctx, `SET default_collation = 'nocase';
+		CREATE TABLE t (uid BIGINT, k JSON, v DOUBLE);
+		INSERT INTO t SELECT i, '"k1"', 100 FROM range(200) r(i);
+		INSERT INTO t SELECT 1000, '"' || CASE WHEN i & 1 = 1 THEN 'K' ELSE 'k' END || '1' ||
+			CASE WHEN i & 2 = 2 THEN 'X' ELSE 'x' END || CASE WHEN i & 4 = 4 THEN 'Y' ELSE 'y' END || CASE WHEN i & 8 = 8 THEN 'Z' ELSE 'z' END || '"', 100, FROM range(16) r(i);
+		UPDATE t SET k = '"k1xyz"' WHERE uid < 1000`); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT k FROM t GROUP BY k)"); err != nil || fmt.Sprint(r.Values[0][0]) != "1" {
+		t.Fatalf("the database should see 1 group: %v %v", r, err)
+	}
+	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
+		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
+	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+	oneRowPerGroup(t, db, rel, query)
+}

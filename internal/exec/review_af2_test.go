@@ -102,3 +102,34 @@ func TestReviewNFCNocaseFoldOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewICUCollationPassesProbe (review of 319e045): the probe (sqlgen.UnitCollation)
+// recognises ICU collations by their ignoring U+200D (pair 4), but DuckDB's fa_af and ps
+// collations do not ignore it, while they still ignore control characters (and more: many
+// combining marks, digits of other scripts). Such a unit passes the probe with the NFC fold
+// only, and 'abcd' with one control character inserted (16 ways) is one unit to GROUP BY and
+// 16 hashes: 16 per-unit rows in one group.
+func TestReviewICUCollationPassesProbe(t *testing.T) {
+	ctx := context.Background()
+	for _, coll := range []string{"fa_af", "ps"} {
+		t.Run(coll, func(t *testing.T) {
+			db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if err := db.Exec(ctx, `CREATE TABLE t (uid VARCHAR COLLATE `+coll+`, k VARCHAR, v DOUBLE);
+				INSERT INTO t SELECT 'u' || i, 'k1', 100 FROM range(200) r(i);
+				INSERT INTO t SELECT 'a' || chr(CAST(CASE WHEN i < 8 THEN i + 1 ELSE i + 6 END AS INTEGER)) || 'bcd', 'k1', 100 FROM range(16) r(i)`); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM t GROUP BY uid)"); err != nil || fmt.Sprint(r.Values[0][0]) != "201" {
+				t.Fatalf("the database should see 201 units: %v %v", r, err)
+			}
+			rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
+				Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
+			const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+			oneRowPerGroup(t, db, rel, query)
+		})
+	}
+}

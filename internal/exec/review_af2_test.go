@@ -8,6 +8,8 @@ import (
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/exec"
+	"github.com/dpsql/dpsql/internal/testmode"
 )
 
 // TestReviewJSONUnitDefaultCollation (review of 319e045): JSON is a VARCHAR to DuckDB's
@@ -131,5 +133,54 @@ func TestReviewICUCollationPassesProbe(t *testing.T) {
 			const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
 			oneRowPerGroup(t, db, rel, query)
 		})
+	}
+}
+
+// TestReviewUnionSplitsCollatedUnit (review of 319e045): a UNION ALL of two private relations
+// whose units have different collations gets one collation for the unit (DuckDB's union type),
+// so the analyst's choice of branch order decides the unit's equality. Relation b's units are
+// NOACCENT ('jose' and 'josé' are one person in b); b UNION ALL a compares units the other
+// way and splits that person in two, each with its own kappa groups: group k1 gets two
+// per-unit rows of one person of b (released sum 202 units' worth where 201 are the owner's).
+func TestReviewUnionSplitsCollatedUnit(t *testing.T) {
+	ctx := context.Background()
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Exec(ctx, `CREATE TABLE a (uid VARCHAR COLLATE NOCASE, k VARCHAR, v DOUBLE);
+		INSERT INTO a SELECT 'u' || i, 'k1', 100 FROM range(200) r(i);
+		CREATE TABLE b (uid VARCHAR COLLATE NOACCENT, k VARCHAR, v DOUBLE);
+		INSERT INTO b VALUES ('jose', 'k1', 100), ('jos' || chr(233), 'k1', 100)`); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM b GROUP BY uid)"); err != nil || fmt.Sprint(r.Values[0][0]) != "1" {
+		t.Fatalf("b should hold one unit: %v %v", r, err)
+	}
+	cols := []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}
+	ra := &catalog.Relation{Name: "a", Kind: catalog.Private, PrivacyUnit: "uid", Columns: cols}
+	rb := &catalog.Relation{Name: "b", Kind: catalog.Private, PrivacyUnit: "uid", Columns: cols}
+	for _, order := range []string{"a UNION ALL SELECT uid, k, v FROM b", "b UNION ALL SELECT uid, k, v FROM a"} {
+		query := `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM (SELECT uid, k, v FROM ` + order + `) s GROUP BY k`
+		for _, first := range []bool{false, true} {
+			p := planFor(t, query, ra, rb)
+			p.Seed = 1
+			pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pr.Check(ctx, db); err != nil {
+				continue // refusing the query is a fix
+			}
+			exec.DecideBounding(pr, first)
+			res, err := pr.Run(ctx, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Rows) != 1 || fmt.Sprint(res.Rows[0]...) != "k120100" {
+				t.Errorf("%s, aggregate first %v: released %v, want k1 20100 (201 units of the owner's, 100 each)", order, first, res.Rows)
+			}
+		}
 	}
 }

@@ -37,7 +37,6 @@ const (
 	RuleReservedName        = "names-do-not-shadow-the-engine"
 	RuleBoundedGroups       = "contributions-bounded-across-groups"
 	RuleJoinColumnTypes     = "using-columns-of-one-type"
-	RuleUnitCollation       = "privacy-unit-collation-supported"
 )
 
 // Analyze checks one statement of an analyst against the catalog. It returns a *Query for

@@ -13,6 +13,7 @@ import (
 	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
+	"github.com/dpsql/dpsql/internal/store"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -382,15 +383,16 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 	// The unit's type first: the stage SQL that setKeyTypes prints hashes units by it
 	// (sqlgen.UsesPrefilter on PostgreSQL).
 	pr.Plan.UnitType = probe.Types[len(probe.Types)-1]
-	if err := pr.unitCollation(ctx, b); err != nil {
-		return err
-	}
 	nk := len(pr.Plan.Query.Keys)
 	if err := checkArgTypes(pr.Plan.Query, probe.Types[nk:], pr.dialect); err != nil {
 		return err
 	}
 	pr.Plan.ValueTypes = append([]string(nil), probe.Types[nk:nk+len(pr.Plan.Aggregates)]...)
 	if err := pr.setKeyTypes(probe.Types[:nk]); err != nil {
+		return err
+	}
+	// After the keys' types: text keys are then compared by their bytes (NormaliseKey).
+	if err := pr.exactGroups(ctx, b); err != nil {
 		return err
 	}
 	pr.probe = probe
@@ -419,41 +421,42 @@ func (pr *Prepared) aggregateFirstSQL() (string, error) {
 	return alt, err
 }
 
-// unitCollation finds, on DuckDB and for a text unit, how the database's equality compares
-// units (a column's COLLATE NOCASE, the owner's SET default_collation), with a query that
-// reads no row, and sets the folds that make the stage hash equal units alike
-// (plan.Plan.UnitFolds): the stage groups per-unit rows by (unit, hash of unit and keys), and
-// a unit spelled two ways with two hashes would otherwise keep a per-unit row per spelling in
-// one group (outside review). An equality that joins texts no fold explains is refused.
-func (pr *Prepared) unitCollation(ctx context.Context, b backend.Backend) error {
-	p := pr.Plan
-	if pr.dialect != backend.DuckDB || !strings.EqualFold(strings.TrimSpace(p.UnitType), "VARCHAR") {
+// exactGroups refuses, on DuckDB and before any data is read, a query whose privacy unit or
+// group keys the database compares by a collation (a column's COLLATE NOCASE, an ICU locale,
+// the owner's SET default_collation, which also reaches JSON): the stage groups each unit's
+// rows by (unit, hash of unit and keys), and hash() tells apart spellings such an equality
+// joins, so one unit spelled several ways would keep a per-unit row per spelling in one
+// group (outside reviews). DuckDB's own plan of the grouping, which reads no row, shows the
+// collation (store.InexactGroups). Text keys are compared by their bytes already
+// (NormaliseKey); relations whose unit column has a collation are refused when declared and
+// loaded (store).
+func (pr *Prepared) exactGroups(ctx context.Context, b backend.Backend) error {
+	if pr.dialect != backend.DuckDB {
 		return nil
 	}
-	rows, err := b.Query(ctx, sqlgen.UnitCollation(p))
+	p := pr.Plan
+	rows, err := b.Query(ctx, "SELECT json_serialize_plan(CAST($1 AS VARCHAR))", sqlgen.GroupingSQL(p))
 	if err != nil {
 		return err
 	}
-	joined := map[int]bool{}
-	for _, r := range rows.Values {
-		pair, err := toInt64(r[0])
-		if err != nil {
-			return err
-		}
-		n, err := toInt64(r[1])
-		if err != nil {
-			return err
-		}
-		joined[int(pair)] = n == 1
+	if len(rows.Values) != 1 {
+		return fmt.Errorf("exec: the plan of the grouping: %d rows", len(rows.Values))
 	}
-	folds, ok := sqlgen.UnitFoldsFor(joined)
-	if !ok {
-		return sqlerr.Privacy(p.Query.Options.Pos, analyzer.RuleUnitCollation,
-			"the privacy unit is compared by a collation that makes texts equal beyond case, accents and Unicode normalisation (an ICU collation?): dpsql bounds each unit by a hash of its text, which must agree with that equality",
-			`give the privacy unit a plain text type in the owner's view (CAST(uid AS VARCHAR) COLLATE "binary", or lower(uid)), or use the NOCASE or NOACCENT collations`)
+	plan, _ := rows.Values[0][0].(string)
+	inexact, err := store.InexactGroups(plan)
+	if err != nil {
+		return err
 	}
-	p.UnitFolds = folds
-	return nil
+	if len(inexact) == 0 {
+		return nil
+	}
+	what := "the privacy unit"
+	if i := inexact[0]; i > 0 {
+		what = fmt.Sprintf("group key %s", sqlgen.PrintData(pr.dialect, p.Query.Keys[i-1].Expr))
+	}
+	return sqlerr.Privacy(p.Query.Options.Pos, store.RuleUnitCollation,
+		what+" is compared by a collation (COLLATE NOCASE, NOACCENT, NFC, an ICU locale, or SET default_collation), which makes texts with different bytes equal: dpsql bounds each unit's groups by a hash of the bytes, which must agree with that equality",
+		`the data owner gives it a plain text type in a view: CAST(uid AS VARCHAR) COLLATE "binary", or lower(uid) COLLATE "binary" for one unit whatever the case (and no SET default_collation)`)
 }
 
 // setKeyTypes records the keys' database types and prints the plan's SQL again with each key normalised by its type

@@ -1,14 +1,21 @@
 package exec_test
 
+// The second outside review of the bounding forms (of 319e045, which hashed collated text
+// units through folds inferred from sample texts): each of its findings is now refused
+// before any data is read, from DuckDB's own plan of the grouping (exec's exactGroups, the
+// rule unit-and-keys-compared-exactly).
+
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/exec"
+	"github.com/dpsql/dpsql/internal/store"
 	"github.com/dpsql/dpsql/internal/testmode"
 )
 
@@ -37,7 +44,7 @@ func TestReviewJSONUnitDefaultCollation(t *testing.T) {
 	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
 	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
-	oneRowPerGroup(t, db, rel, query)
+	refusedForCollation(t, db, rel, query)
 }
 
 // TestReviewJSONKeyDefaultCollation (review of 319e045): the same for a group key. NormaliseKey
@@ -66,12 +73,12 @@ func TestReviewJSONKeyDefaultCollation(t *testing.T) {
 	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
 	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
-	oneRowPerGroup(t, db, rel, query)
+	refusedForCollation(t, db, rel, query)
 }
 
 // TestReviewNFCNocaseFoldOrder (review of 319e045): under COLLATE "NFC.NOCASE" (or
 // "NOCASE.NFC") DuckDB's equality is nfc_normalize(lower(x)), but the folds
-// (sqlgen.UnitFoldsFor) hash lower(nfc_normalize(x)). 'H' || U+0331 has no precomposed upper
+// of 319e045 hashed lower(nfc_normalize(x)). 'H' || U+0331 has no precomposed upper
 // case, so NFC leaves it and lower gives 'h' || U+0331, not NFC; U+1E96 (ẖ) folds to itself:
 // one unit to GROUP BY, two hashes. A unit written with 4 such letters, each either way, has
 // 16 spellings and keeps 16 per-unit rows in one group. (A brute force over code points and
@@ -100,7 +107,7 @@ func TestReviewNFCNocaseFoldOrder(t *testing.T) {
 			rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 				Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
 			const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
-			oneRowPerGroup(t, db, rel, query)
+			refusedForCollation(t, db, rel, query)
 		})
 	}
 }
@@ -131,7 +138,7 @@ func TestReviewICUCollationPassesProbe(t *testing.T) {
 			rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 				Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
 			const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
-			oneRowPerGroup(t, db, rel, query)
+			refusedForCollation(t, db, rel, query)
 		})
 	}
 }
@@ -171,7 +178,10 @@ func TestReviewUnionSplitsCollatedUnit(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := pr.Check(ctx, db); err != nil {
-				continue // refusing the query is a fix
+				if !strings.Contains(err.Error(), store.RuleUnitCollation) {
+					t.Fatalf("%s: %v, want the rule %s", order, err, store.RuleUnitCollation)
+				}
+				continue // refused before any data is read: the fix
 			}
 			exec.DecideBounding(pr, first)
 			res, err := pr.Run(ctx, db)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,17 +87,96 @@ func TestLeakViewTypesFromRows(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	analyst, err := dpsql.Open(ctx, dpsql.Config{Database: dsn})
-	if analyst != nil {
-		analyst.Close()
-	}
-	if se := (*sqlerr.Error)(nil); !errors.As(err, &se) || se.Rule != "private-views-fixed-file-format" {
-		t.Fatalf("an analyst's session over a replaced view: want the rule's refusal, got %v", err)
-	}
+	analystRefused(t, dsn, "private-views-fixed-file-format")
 	if db, err = dpsql.Open(ctx, dpsql.Config{Database: dsn, Owner: true}); err != nil {
 		t.Fatalf("the owner cannot open the database to repair the view: %v", err)
 	}
 	if _, err := db.Exec(ctx, "CREATE OR REPLACE VIEW v AS "+good+"; SHOW TABLES"); err != nil {
 		t.Fatalf("the owner cannot repair the view: %v", err)
 	}
+}
+
+// TestLeakCollatedUnit: the stage bounds each unit by a hash of its bytes, so a privacy unit
+// that DuckDB compares by a collation (one person spelled 'jose', 'JOSE', 'Jose' under
+// NOCASE) would keep a contribution per spelling in a group, and a UNION ALL of a relation
+// with such a unit and one without would compare the first by the second's equality (outside
+// reviews). A collated unit column is refused when declared, and when a declared relation
+// gets one later (the owner replaces a view), whatever the rows; the owner's fix, a view
+// that gives the unit a plain text type, is accepted and releases one unit per person.
+func TestLeakCollatedUnit(t *testing.T) {
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "db.duckdb")
+	db, err := dpsql.Open(ctx, dpsql.Config{Database: dsn, Owner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(ctx, `CREATE TABLE raw (uid VARCHAR COLLATE NOCASE, k VARCHAR, v DOUBLE);
+		INSERT INTO raw SELECT 'u' || i, 'k1', 100 FROM range(200) r(i);
+		INSERT INTO raw VALUES ('jose', 'k1', 100), ('JOSE', 'k1', 100), ('Jose', 'k1', 100);
+		CREATE TABLE plain AS SELECT CAST(uid AS VARCHAR) COLLATE "binary" AS uid, k, v FROM raw;
+		SET BUDGET UNLIMITED`); err != nil {
+		t.Fatal(err)
+	}
+	isRule := func(err error) bool {
+		se := (*sqlerr.Error)(nil)
+		return errors.As(err, &se) && se.Rule == "unit-and-keys-compared-exactly"
+	}
+	for name, stmt := range map[string]string{
+		"table":         "ALTER TABLE raw SET OPTIONS(anonymization_userid_column='uid')",
+		"view":          "CREATE VIEW v OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM raw",
+		"icu view":      "CREATE VIEW v OPTIONS(anonymization_userid_column='uid') AS SELECT uid COLLATE de AS uid, k, v FROM plain",
+		"noaccent view": "CREATE VIEW v OPTIONS(anonymization_userid_column='uid') AS SELECT uid COLLATE noaccent AS uid, k, v FROM plain",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := db.Exec(ctx, stmt); !isRule(err) {
+				t.Fatalf("want the unit-and-keys-compared-exactly refusal, got %v", err)
+			}
+		})
+	}
+	// The fix: one unit per person, compared by its bytes.
+	if _, err := db.Exec(ctx, `CREATE VIEW v OPTIONS(anonymization_userid_column='uid') AS SELECT CAST(lower(uid) AS VARCHAR) COLLATE "binary" AS uid, k, v FROM raw`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Exec(ctx, `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e9, delta=1e-5, kappa=1) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM v GROUP BY k`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 201 units of 100 each (jose's three rows are one unit, clamped to 100); epsilon 1e9
+	// leaves the sum within 0.5 of it.
+	if len(res) != 1 || len(res[0].Rows) != 1 || math.Abs(asFloat(res[0].Rows[0][1])-20100) > 0.5 {
+		t.Fatalf("released %v, want k1 with 20100 (201 units)", res[0].Rows)
+	}
+	// The owner replaces the declared view by one with a collated unit: analysts are refused.
+	if _, err := db.Exec(ctx, "CREATE OR REPLACE VIEW v AS SELECT * FROM raw; CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	analystRefused(t, dsn, "unit-and-keys-compared-exactly")
+}
+
+// analystRefused checks that an analyst's session over the DuckDB file dsn is refused with
+// rule (a declared relation the owner changed since).
+func analystRefused(t *testing.T, dsn, rule string) {
+	t.Helper()
+	analyst, err := dpsql.Open(context.Background(), dpsql.Config{Database: dsn})
+	if analyst != nil {
+		analyst.Close()
+	}
+	if se := (*sqlerr.Error)(nil); !errors.As(err, &se) || se.Rule != rule {
+		t.Fatalf("an analyst's session over a changed relation: want the refusal of %s, got %v", rule, err)
+	}
+}
+
+// asFloat reads a released number (NaN for anything else).
+func asFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	}
+	return math.NaN()
 }

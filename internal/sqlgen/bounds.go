@@ -214,9 +214,10 @@ func perPriority(keys, partials []string) []string {
 }
 
 // groupPriority is the priority h of a row's (unit, group) in the forms that group per-unit
-// rows by (unit, h): the unit is hashed as the database's equality compares it (UnitFolds),
-// so that a unit whose rows spell it differently (a text unit under a NOCASE collation) still
-// has one h per group, and so one per-unit row per group.
+// rows by (unit, h), the same in the stage and in the distributed stage's shards: the unit
+// through the plan's UnitFolds (which only the distributed stage sets). A unit the database
+// compares by a collation, whose spellings hash() would tell apart, never gets here: it is
+// refused (exec's exactGroups, store.InexactGroups).
 func groupPriority(p *plan.Plan, keys []string) string {
 	return unitPriority(backend.DuckDB, FoldUnit(p, "_dp_uid"), keys, p.Seed)
 }
@@ -374,39 +375,6 @@ func ShapeStats(p *plan.Plan, d backend.Dialect) string {
 	fmt.Fprintf(&b, "_dp_pairs AS (SELECT %s, COUNT(*) AS r FROM _dp_rows WHERE %s GROUP BY %s)\n", group, sample, group)
 	fmt.Fprintf(&b, "SELECT COUNT(*), COALESCE(SUM(rows), 0), COALESCE(SUM(pairs), 0), COALESCE(SUM(GREATEST(pairs - %d, 0)), 0) FROM (SELECT _dp_uid, SUM(r) AS rows, COUNT(*) AS pairs FROM _dp_pairs GROUP BY _dp_uid) AS u", p.Kappa)
 	return b.String()
-}
-
-// UnitCollation prints a query that tells, without reading a row, how DuckDB's equality
-// compares a text privacy unit (a column's COLLATE NOCASE, SET default_collation): pairs of
-// constants that differ in case (1), in accents (2), in Unicode normalisation (3) and by an
-// ignorable character (4) are grouped in the type of the unit; it returns each pair's number
-// and how many groups its two texts made (1 when the unit's equality joins them).
-func UnitCollation(p *plan.Plan) string {
-	var b strings.Builder
-	writeRows(&b, p, backend.DuckDB, nil)
-	b.WriteString(`_dp_pairs(p, x) AS (VALUES (1, 'A'), (1, 'a'), (2, chr(233)), (2, 'e'), (3, chr(233)), (3, 'e' || chr(769)), (4, 'ab'), (4, 'a' || chr(8205) || 'b'))
-SELECT p, COUNT(*) FROM (SELECT p, x FROM ((SELECT 0 AS p, _dp_uid AS x FROM _dp_rows LIMIT 0) UNION ALL SELECT p, x FROM _dp_pairs) AS _dp_u GROUP BY p, x) AS _dp_g GROUP BY p ORDER BY p`)
-	return b.String()
-}
-
-// UnitFoldsFor are the folds that make equal texts of the pairs of UnitCollation equal, from
-// the pairs its unit's equality joins, applied innermost first; ok is false when it joins
-// texts that no fold explains (an ICU collation ignores some characters), which the stage
-// could not hash alike.
-func UnitFoldsFor(joined map[int]bool) (folds []string, ok bool) {
-	if joined[4] {
-		return nil, false
-	}
-	if joined[3] {
-		folds = append(folds, "nfc_normalize")
-	}
-	if joined[2] {
-		folds = append(folds, "strip_accents")
-	}
-	if joined[1] {
-		folds = append(folds, "lower")
-	}
-	return folds, true
 }
 
 // writeRows writes the analyst's CTEs and _dp_rows (keys, privacy unit and the value columns

@@ -118,7 +118,7 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 		return nil, explain(ctx, q, err)
 	}
 	var rels []*catalog.Relation
-	var missing, badUnit, privateViews []string
+	var missing, badUnit, privateViews, privates, units []string
 	for _, r := range pol.Values {
 		name, kindText, unit := asString(r[0]), asString(r[1]), asString(r[2])
 		kind, ok := catalog.ParseKind(kindText)
@@ -147,12 +147,17 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 				continue
 			}
 			rel.PrivacyUnit = c.Name
+			privates, units = append(privates, t.name), append(units, c.Name)
 		}
 		rels = append(rels, rel)
 	}
 	// A private view the owner replaced after declaring it is checked again: analysts' reads
 	// of it must not depend on a format detected from its rows (checkFixedFileFormat).
 	if err := checkFixedFileFormat(ctx, q, privateViews...); err != nil {
+		return nil, err
+	}
+	// And a unit column the owner gave a collation since (checkUnitsExact).
+	if err := checkUnitsExact(ctx, q, privates, units); err != nil {
 		return nil, err
 	}
 	if err := loadDomains(ctx, q, rels); err != nil {
@@ -233,6 +238,9 @@ func SetPrivate(ctx context.Context, q backend.Querier, relation, privacyUnit st
 		if err := checkFixedFileFormat(ctx, q, t.name); err != nil {
 			return err
 		}
+	}
+	if err := checkUnitsExact(ctx, q, []string{t.name}, []string{c.Name}); err != nil {
+		return err
 	}
 	if err := q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Private.String(), c.Name); err != nil {
 		return err

@@ -37,25 +37,43 @@ func checkFixedFileFormat(ctx context.Context, q backend.Querier, views ...strin
 	if dialectOf(q) != backend.DuckDB || len(views) == 0 {
 		return nil
 	}
-	cols := make([]string, len(views))
-	args := make([]any, len(views))
+	queries := make([]string, len(views))
 	for i, v := range views {
-		cols[i] = fmt.Sprintf("json_serialize_plan(CAST($%d AS VARCHAR))", i+1)
-		args[i] = "SELECT * FROM " + quotePath(v)
+		queries[i] = "SELECT * FROM " + quotePath(v)
 	}
-	rows, err := q.Query(ctx, "SELECT "+strings.Join(cols, ", "), args...)
+	plans, err := serializePlans(ctx, q, queries)
 	if err != nil {
 		return fmt.Errorf("store: read the plans of private views: %w", err)
 	}
-	if len(rows.Values) != 1 {
-		return fmt.Errorf("store: read the plans of private views: %d rows", len(rows.Values))
-	}
 	for i, v := range views {
-		if err := planReadsFixedFormats(v, asString(rows.Values[0][i])); err != nil {
+		if err := planReadsFixedFormats(v, plans[i]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// serializePlans returns DuckDB's bound plans of queries (json_serialize_plan, which binds
+// them and reads no row), from one statement.
+func serializePlans(ctx context.Context, q backend.Querier, queries []string) ([]string, error) {
+	cols := make([]string, len(queries))
+	args := make([]any, len(queries))
+	for i, query := range queries {
+		cols[i] = fmt.Sprintf("json_serialize_plan(CAST($%d AS VARCHAR))", i+1)
+		args[i] = query
+	}
+	rows, err := q.Query(ctx, "SELECT "+strings.Join(cols, ", "), args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows.Values) != 1 {
+		return nil, fmt.Errorf("%d rows", len(rows.Values))
+	}
+	out := make([]string, len(queries))
+	for i := range queries {
+		out[i] = asString(rows.Values[0][i])
+	}
+	return out, nil
 }
 
 // planReadsFixedFormats checks the serialized plan of private view view.

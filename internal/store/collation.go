@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// RuleUnitCollation is the rule a query or a private relation breaks when DuckDB compares its
+// privacy unit (or a group key) by a collation.
+const RuleUnitCollation = "unit-and-keys-compared-exactly"
+
+// InexactGroups reads a plan serialized by DuckDB's json_serialize_plan and returns the
+// positions of the grouping expressions of its outermost aggregate that are not the grouped
+// values themselves. DuckDB binds a collation (a column's COLLATE NOCASE or NOACCENT or NFC,
+// an ICU locale, SET default_collation, JSON under a default collation) as a function around
+// the value it groups by: such a group joins values whose bytes differ, which hash() and the
+// stage's priorities tell apart (outside reviews of the bounding forms: one unit spelled 16
+// ways kept 16 per-unit rows in one group). The plan, not a guess from sample texts, is what
+// tells: every collation DuckDB knows shows there.
+func InexactGroups(serialized string) ([]int, error) {
+	var doc struct {
+		Error   bool              `json:"error"`
+		Message string            `json:"error_message"`
+		Plans   []json.RawMessage `json:"plans"`
+	}
+	if err := json.Unmarshal([]byte(serialized), &doc); err != nil {
+		return nil, fmt.Errorf("store: read DuckDB's plan: %w", err)
+	}
+	if doc.Error || len(doc.Plans) == 0 {
+		return nil, fmt.Errorf("store: DuckDB could not show the plan of the grouping: %s", doc.Message)
+	}
+	var walk func(raw json.RawMessage) ([]int, bool, error)
+	walk = func(raw json.RawMessage) ([]int, bool, error) {
+		var n struct {
+			Children []json.RawMessage `json:"children"`
+			Groups   *[]struct {
+				Class string `json:"expression_class"`
+			} `json:"groups"`
+		}
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return nil, false, err
+		}
+		if n.Groups != nil {
+			var inexact []int
+			for i, g := range *n.Groups {
+				if g.Class != "BOUND_REF" && g.Class != "BOUND_COLUMN_REF" {
+					inexact = append(inexact, i)
+				}
+			}
+			return inexact, true, nil
+		}
+		for _, c := range n.Children {
+			if out, found, err := walk(c); found || err != nil {
+				return out, found, err
+			}
+		}
+		return nil, false, nil
+	}
+	out, found, err := walk(doc.Plans[0])
+	if err != nil {
+		return nil, fmt.Errorf("store: read DuckDB's plan: %w", err)
+	}
+	if !found {
+		return nil, fmt.Errorf("store: DuckDB's plan of the grouping has no aggregate")
+	}
+	return out, nil
+}
+
+// checkUnitsExact refuses the first private relation (named as analysts name it, with its
+// privacy unit column) whose unit DuckDB compares by a collation, from one statement that
+// reads no row. A query's own check (exec) sees only the collation of the relation it reads
+// the unit from, and a UNION ALL of two relations takes one collation for both branches: each
+// relation's unit must compare by its bytes on its own.
+func checkUnitsExact(ctx context.Context, q backend.Querier, relations, units []string) error {
+	if dialectOf(q) != backend.DuckDB || len(relations) == 0 {
+		return nil
+	}
+	queries := make([]string, len(relations))
+	for i, r := range relations {
+		u := quotePath(units[i])
+		queries[i] = "SELECT " + u + " FROM " + quotePath(r) + " GROUP BY " + u
+	}
+	plans, err := serializePlans(ctx, q, queries)
+	if err != nil {
+		return fmt.Errorf("store: read the plans of the privacy units: %w", err)
+	}
+	for i, r := range relations {
+		inexact, err := InexactGroups(plans[i])
+		if err != nil {
+			return err
+		}
+		if len(inexact) > 0 {
+			return sqlerr.Privacy(sqlerr.Pos{}, RuleUnitCollation,
+				fmt.Sprintf("the privacy unit %s.%s is compared by a collation (COLLATE NOCASE, NOACCENT, NFC, an ICU locale, or SET default_collation), which makes texts with different bytes equal: dpsql bounds each unit's groups by a hash of the bytes, which must agree with that equality", r, units[i]),
+				`the data owner gives it a plain text type in a view: CAST(uid AS VARCHAR) COLLATE "binary", or lower(uid) COLLATE "binary" for one unit whatever the case (docs/privacy-rules.md)`)
+		}
+	}
+	return nil
+}

@@ -443,7 +443,7 @@ func (pr *Prepared) exactGroups(ctx context.Context, b backend.Backend) error {
 		return fmt.Errorf("exec: the plan of the grouping: %d rows", len(rows.Values))
 	}
 	plan, _ := rows.Values[0][0].(string)
-	inexact, err := store.InexactGroups(plan)
+	inexact, err := store.InexactGroups(plan, 1+len(p.Query.Keys))
 	if err != nil {
 		return err
 	}

@@ -48,9 +48,6 @@ type Plan struct {
 	// UnitType is the database type of the privacy unit (from the same query as KeyTypes): a
 	// distributed stage compares units across shards by their normalised text (internal/shard).
 	UnitType string
-	// UnitFolds are the functions that fold a text unit as the database's default collation
-	// compares it (lower for NOCASE, strip_accents for NOACCENT), for the same reason.
-	UnitFolds []string
 	// Selection is how groups are chosen for release.
 	Selection Selection
 	// Aggregates are the released aggregates, in query order.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -82,7 +81,7 @@ func (st *Stager) source(ctx context.Context, p *plan.Plan) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := unitFolds(ctx, st.Coordinator, p); err != nil {
+	if err := checkUnitType(p); err != nil {
 		return nil, err
 	}
 	if st.sources == nil {
@@ -174,46 +173,18 @@ func (st *Stager) Check(ctx context.Context, p *plan.Plan) error {
 	return nil
 }
 
-// unitFolds checks that units can be compared by their text across shards and sets the folds
-// of the database's default collation for text units: a nested unit (a list or a struct, whose
-// elements could be -0 or NaN) or a collation other than NOCASE and NOACCENT is refused.
-func unitFolds(ctx context.Context, coord backend.Querier, p *plan.Plan) error {
+// checkUnitType checks that units can be compared by their text across shards: a nested unit
+// (a list or a struct, whose elements could be -0 or NaN) is refused. A text unit compared by
+// a collation never gets here: the executor refuses it first (exec's exactGroups, rule
+// unit-and-keys-compared-exactly), so a unit's text is its identity.
+func checkUnitType(p *plan.Plan) error {
 	t := strings.ToUpper(p.UnitType)
 	if strings.ContainsAny(t, "[(") && !strings.HasPrefix(t, "DECIMAL") || strings.HasPrefix(t, "STRUCT") || strings.HasPrefix(t, "MAP") || strings.HasPrefix(t, "UNION") {
 		return sqlerr.Privacy(p.Query.Options.Pos, RuleDistributed,
 			fmt.Sprintf("a privacy unit of type %s is not supported by the distributed stage: units are matched across files by their text", p.UnitType),
 			"use a column of a scalar type (an integer, a string, a UUID) as the privacy unit")
 	}
-	if t != "VARCHAR" {
-		return nil
-	}
-	r, err := coord.Query(ctx, "SELECT CAST(current_setting('default_collation') AS VARCHAR)")
-	if err != nil || len(r.Values) != 1 {
-		return err
-	}
-	c, _ := r.Values[0][0].(string)
-	for _, part := range strings.Split(strings.ToLower(c), ".") {
-		switch part {
-		case "", "binary", "c", "posix":
-		case "nocase":
-			addFold(p, "lower")
-		case "noaccent":
-			addFold(p, "strip_accents")
-		default:
-			return sqlerr.Privacy(p.Query.Options.Pos, RuleDistributed,
-				fmt.Sprintf("the default collation %q is not supported by the distributed stage: units are matched across files by their text", c),
-				"remove SET default_collation from the setup, or use NOCASE or NOACCENT")
-		}
-	}
 	return nil
-}
-
-// addFold adds fold to p's unit folds unless the executor's look at the unit's equality
-// (exec's unitCollation) found it already.
-func addFold(p *plan.Plan, fold string) {
-	if !slices.Contains(p.UnitFolds, fold) {
-		p.UnitFolds = append(p.UnitFolds, fold)
-	}
 }
 
 // Explain describes the distributed stage of p for EXPLAIN: where the private rows come from,

@@ -180,7 +180,7 @@ func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, v
 		return
 	}
 	k := p.Kappa
-	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", groupPriority(p, keys))
+	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
 	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed GROUP BY 1\n),\n")
 	writeThresholds(b, k)
 	fmt.Fprintf(b, "_dp_kept AS (\n  SELECT r.* FROM _dp_hashed AS r JOIN _dp_m%d AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m IS NULL OR r._dp_h <= th._dp_m\n),\n", k)
@@ -213,23 +213,6 @@ func perPriority(keys, partials []string) []string {
 	return append(append(cols, "_dp_uid"), partials...)
 }
 
-// groupPriority is the priority h of a row's (unit, group) in the forms that group per-unit
-// rows by (unit, h), the same in the stage and in the distributed stage's shards: the unit
-// through the plan's UnitFolds (which only the distributed stage sets). A unit the database
-// compares by a collation, whose spellings hash() would tell apart, never gets here: it is
-// refused (exec's exactGroups, store.InexactGroups).
-func groupPriority(p *plan.Plan, keys []string) string {
-	return unitPriority(backend.DuckDB, FoldUnit(p, "_dp_uid"), keys, p.Seed)
-}
-
-// FoldUnit applies the plan's UnitFolds to the unit expression x.
-func FoldUnit(p *plan.Plan, x string) string {
-	for _, fold := range p.UnitFolds {
-		x = fmt.Sprintf("%s(%s)", fold, x)
-	}
-	return x
-}
-
 // writeThresholds writes _dp_m1 .. _dp_m<k> over _dp_lists (_dp_u, the unit, and _dp_hs, a
 // list of its priorities): _dp_m of _dp_m<k> is the k-th smallest distinct priority of a unit
 // with more than k of them, NULL for the others (one pass per step: the smallest value above
@@ -253,7 +236,7 @@ func writeThresholds(b *strings.Builder, k int64) {
 // data where every unit is within kappa, against 1.65; docs/benchmarks.md).
 func writeAggregateFirst(b *strings.Builder, p *plan.Plan, keys, values, partials []string) {
 	k := p.Kappa
-	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", groupPriority(p, keys))
+	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
 	from := writeRanks(b, p, backend.DuckDB, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_hashed")
 	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + ", _dp_h\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n),\n")
 	fmt.Fprintf(b, "_dp_heavy AS (\n  SELECT _dp_uid FROM _dp_per_unit GROUP BY _dp_uid HAVING COUNT(*) > %d\n),\n", k)

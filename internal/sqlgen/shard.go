@@ -148,14 +148,14 @@ func ShardQuery(p *plan.Plan, histogram int) (string, error) {
 	}
 	var b strings.Builder
 	keys := writePrefix(&b, p, d, values, partials)
-	prio := groupPriority(p, keys) // the prefilter's
+	prio := priority(d, keys, p.Seed)
 	if rows {
 		prio = rowPriority(p, d, keys, values) // the stage's (writePrefix)
 	}
 	// Units are compared by their text across shards: normalised like keys (-0 and 0 are one
-	// unit, as they are one to the database's equality), NaN spelled one way, text folded by
-	// the database's default collation.
-	unit := FoldUnit(p, shardText(NormaliseKey(d, "_dp_uid", p.UnitType), p.UnitType))
+	// unit, as they are one to the database's equality), NaN spelled one way; text units
+	// compare by their bytes (a collated one is refused: exec's exactGroups).
+	unit := shardText(NormaliseKey(d, "_dp_uid", p.UnitType), p.UnitType)
 	cols := []string{unit + " AS _dp_u", prio + " AS _dp_h"}
 	for i, k := range keys {
 		t := ""

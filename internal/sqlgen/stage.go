@@ -324,12 +324,7 @@ func boundContributions(d backend.Dialect, keys []string, kappa, seed int64) str
 // (TestPostgresPriorityUniform). Hashing that hash again with the seed (hashint8extended, a
 // full lookup3 of its input) makes the choice uniform, as hash(hash(...)) does on DuckDB.
 func priority(d backend.Dialect, keys []string, seed int64) string {
-	return unitPriority(d, "_dp_uid", keys, seed)
-}
-
-// unitPriority is priority with the unit's value given by unit (an expression over _dp_uid).
-func unitPriority(d backend.Dialect, unit string, keys []string, seed int64) string {
-	args := strings.Join(append([]string{unit}, keys...), ", ")
+	args := strings.Join(append([]string{"_dp_uid"}, keys...), ", ")
 	if d == backend.Postgres {
 		return fmt.Sprintf("hashint8extended(hashtextextended(CAST(ROW(%s) AS TEXT), %d), %d)", args, seed, seed)
 	}

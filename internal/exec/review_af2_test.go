@@ -26,24 +26,16 @@ import (
 // rows in one group (the finding of TestReviewCollatedUnitOneRowPerGroup, through a JSON unit).
 func TestReviewJSONUnitDefaultCollation(t *testing.T) {
 	ctx := context.Background()
-	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Exec(ctx, `SET default_collation = 'nocase';
+	db := ownerDB(t, `SET default_collation = 'nocase';
 		CREATE TABLE t (uid JSON, k VARCHAR, v DOUBLE);
 		INSERT INTO t SELECT '"u' || i || '"', 'k1', 100 FROM range(200) r(i);
 		INSERT INTO t SELECT '"' || CASE WHEN i & 1 = 1 THEN 'A' ELSE 'a' END || CASE WHEN i & 2 = 2 THEN 'B' ELSE 'b' END ||
-			CASE WHEN i & 4 = 4 THEN 'C' ELSE 'c' END || CASE WHEN i & 8 = 8 THEN 'D' ELSE 'd' END || '"', 'k1', 100 FROM range(16) r(i)`); err != nil {
-		t.Fatal(err)
-	}
+			CASE WHEN i & 4 = 4 THEN 'C' ELSE 'c' END || CASE WHEN i & 8 = 8 THEN 'D' ELSE 'd' END || '"', 'k1', 100 FROM range(16) r(i)`)
 	if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM t GROUP BY uid)"); err != nil || fmt.Sprint(r.Values[0][0]) != "201" {
 		t.Fatalf("the database should see 201 units: %v %v", r, err)
 	}
-	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
-		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
-	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+	rel := spelledRel
+	query := spelledQuery
 	refusedForCollation(t, db, rel, query)
 }
 
@@ -54,25 +46,17 @@ func TestReviewJSONUnitDefaultCollation(t *testing.T) {
 // of the key keeps 16 per-unit rows in the one released group.
 func TestReviewJSONKeyDefaultCollation(t *testing.T) {
 	ctx := context.Background()
-	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Exec(ctx, `SET default_collation = 'nocase';
+	db := ownerDB(t, `SET default_collation = 'nocase';
 		CREATE TABLE t (uid BIGINT, k JSON, v DOUBLE);
 		INSERT INTO t SELECT i, '"k1"', 100 FROM range(200) r(i);
 		INSERT INTO t SELECT 1000, '"' || CASE WHEN i & 1 = 1 THEN 'K' ELSE 'k' END || '1' ||
 			CASE WHEN i & 2 = 2 THEN 'X' ELSE 'x' END || CASE WHEN i & 4 = 4 THEN 'Y' ELSE 'y' END || CASE WHEN i & 8 = 8 THEN 'Z' ELSE 'z' END || '"', 100, FROM range(16) r(i);
-		UPDATE t SET k = '"k1xyz"' WHERE uid < 1000`); err != nil {
-		t.Fatal(err)
-	}
+		UPDATE t SET k = '"k1xyz"' WHERE uid < 1000`)
 	if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT k FROM t GROUP BY k)"); err != nil || fmt.Sprint(r.Values[0][0]) != "1" {
 		t.Fatalf("the database should see 1 group: %v %v", r, err)
 	}
-	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
-		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
-	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+	rel := spelledRel
+	query := spelledQuery
 	refusedForCollation(t, db, rel, query)
 }
 
@@ -104,9 +88,8 @@ func TestReviewNFCNocaseFoldOrder(t *testing.T) {
 			if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM t GROUP BY uid)"); err != nil || fmt.Sprint(r.Values[0][0]) != "201" {
 				t.Fatalf("the database should see 201 units: %v %v", r, err)
 			}
-			rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
-				Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
-			const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+			rel := spelledRel
+			query := spelledQuery
 			refusedForCollation(t, db, rel, query)
 		})
 	}
@@ -135,9 +118,8 @@ func TestReviewICUCollationPassesProbe(t *testing.T) {
 			if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM t GROUP BY uid)"); err != nil || fmt.Sprint(r.Values[0][0]) != "201" {
 				t.Fatalf("the database should see 201 units: %v %v", r, err)
 			}
-			rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
-				Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
-			const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+			rel := spelledRel
+			query := spelledQuery
 			refusedForCollation(t, db, rel, query)
 		})
 	}
@@ -151,17 +133,10 @@ func TestReviewICUCollationPassesProbe(t *testing.T) {
 // per-unit rows of one person of b (released sum 202 units' worth where 201 are the owner's).
 func TestReviewUnionSplitsCollatedUnit(t *testing.T) {
 	ctx := context.Background()
-	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Exec(ctx, `CREATE TABLE a (uid VARCHAR COLLATE NOCASE, k VARCHAR, v DOUBLE);
+	db := ownerDB(t, `CREATE TABLE a (uid VARCHAR COLLATE NOCASE, k VARCHAR, v DOUBLE);
 		INSERT INTO a SELECT 'u' || i, 'k1', 100 FROM range(200) r(i);
 		CREATE TABLE b (uid VARCHAR COLLATE NOACCENT, k VARCHAR, v DOUBLE);
-		INSERT INTO b VALUES ('jose', 'k1', 100), ('jos' || chr(233), 'k1', 100)`); err != nil {
-		t.Fatal(err)
-	}
+		INSERT INTO b VALUES ('jose', 'k1', 100), ('jos' || chr(233), 'k1', 100)`)
 	if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM b GROUP BY uid)"); err != nil || fmt.Sprint(r.Values[0][0]) != "1" {
 		t.Fatalf("b should hold one unit: %v %v", r, err)
 	}

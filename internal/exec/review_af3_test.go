@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/dpsql/dpsql/backend"
-	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/exec"
 	"github.com/dpsql/dpsql/internal/testmode"
@@ -25,18 +24,11 @@ import (
 // the one released group.
 func TestReviewMaterializedCTEHidesCollatedKey(t *testing.T) {
 	ctx := context.Background()
-	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Exec(ctx, `SET default_collation = 'nocase';
+	db := ownerDB(t, `SET default_collation = 'nocase';
 		CREATE TABLE t (uid BIGINT, k JSON, v DOUBLE, w BIGINT);
 		INSERT INTO t SELECT i, '"k1xyz"', 100, i FROM range(200) r(i);
 		INSERT INTO t SELECT 1000, '"' || CASE WHEN i & 1 = 1 THEN 'K' ELSE 'k' END || '1' ||
-			CASE WHEN i & 2 = 2 THEN 'X' ELSE 'x' END || CASE WHEN i & 4 = 4 THEN 'Y' ELSE 'y' END || CASE WHEN i & 8 = 8 THEN 'Z' ELSE 'z' END || '"', 100, i FROM range(16) r(i)`); err != nil {
-		t.Fatal(err)
-	}
+			CASE WHEN i & 2 = 2 THEN 'X' ELSE 'x' END || CASE WHEN i & 4 = 4 THEN 'Y' ELSE 'y' END || CASE WHEN i & 8 = 8 THEN 'Z' ELSE 'z' END || '"', 100, i FROM range(16) r(i)`)
 	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}, {Name: "w"}}}
 	// Without the subquery the check refuses (TestReviewJSONKeyDefaultCollation); with it:
@@ -75,14 +67,7 @@ func TestReviewMaterializedCTEHidesCollatedKey(t *testing.T) {
 // as the outer grouping's first key "compared by a collation". There is no collation here.
 func TestReviewGroupedSubqueryFalselyRefused(t *testing.T) {
 	ctx := context.Background()
-	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Exec(ctx, `CREATE TABLE t AS SELECT 'u' || (i % 50) AS uid, DATE '2020-01-01' + CAST(i % 90 AS INT) AS d, CAST(i % 7 AS DOUBLE) AS v FROM range(1000) r(i)`); err != nil {
-		t.Fatal(err)
-	}
+	db := ownerDB(t, `CREATE TABLE t AS SELECT 'u' || (i % 50) AS uid, DATE '2020-01-01' + CAST(i % 90 AS INT) AS d, CAST(i % 7 AS DOUBLE) AS v FROM range(1000) r(i)`)
 	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 		Columns: []catalog.Column{{Name: "uid"}, {Name: "d"}, {Name: "v"}}}
 	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=3) m, ANON_SUM(s CLAMPED BETWEEN 0 AND 100) AS s

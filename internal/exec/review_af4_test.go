@@ -53,17 +53,9 @@ func TestReviewIntervalAndTimeTZKeysFalselyRefused(t *testing.T) {
 		{"tz", "[[0001-01-01 11:00:00 +0000 UTC 10000] [0001-01-01 11:00:00 +0000 UTC 10000]]"},
 	} {
 		t.Run(c.col, func(t *testing.T) {
-			ctx := context.Background()
-			db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if err := db.Exec(ctx, `CREATE TABLE t (uid BIGINT, iv INTERVAL, tz TIMETZ, v DOUBLE);
+			db := ownerDB(t, `CREATE TABLE t (uid BIGINT, iv INTERVAL, tz TIMETZ, v DOUBLE);
 				INSERT INTO t SELECT i, CASE WHEN i % 2 = 0 THEN INTERVAL '24 hours' ELSE INTERVAL '1 day' END,
-					CASE WHEN i % 2 = 0 THEN TIMETZ '12:00:00+01' ELSE TIMETZ '11:00:00+00' END, 100 FROM range(200) r(i)`); err != nil {
-				t.Fatal(err)
-			}
+					CASE WHEN i % 2 = 0 THEN TIMETZ '12:00:00+01' ELSE TIMETZ '11:00:00+00' END, 100 FROM range(200) r(i)`)
 			rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 				Columns: []catalog.Column{{Name: "uid"}, {Name: "iv"}, {Name: "tz"}, {Name: "v"}}}
 			query := `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) ` + c.col +
@@ -96,8 +88,7 @@ func TestReviewPublicCSVJoinFalselyRefused(t *testing.T) {
 		CREATE VIEW pub AS SELECT * FROM read_csv('`+csv+`')`); err != nil {
 		t.Fatal(err)
 	}
-	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
-		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
+	rel := spelledRel
 	pub := &catalog.Relation{Name: "pub", Kind: catalog.Public, Columns: []catalog.Column{{Name: "k2"}, {Name: "c"}}}
 	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s
 		FROM t JOIN pub ON pub.k2 = t.k GROUP BY k`

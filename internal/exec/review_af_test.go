@@ -51,24 +51,37 @@ func reviewBounded(t *testing.T, sql string) string {
 // (one row per unit and group) no longer hold.
 func TestReviewCollatedUnitOneRowPerGroup(t *testing.T) {
 	ctx := context.Background()
-	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Exec(ctx, `CREATE TABLE t (uid VARCHAR COLLATE NOCASE, k VARCHAR, v DOUBLE);
+	db := ownerDB(t, `CREATE TABLE t (uid VARCHAR COLLATE NOCASE, k VARCHAR, v DOUBLE);
 		INSERT INTO t SELECT 'u' || i, 'k1', 100 FROM range(200) r(i);
 		INSERT INTO t SELECT CASE WHEN i & 1 = 1 THEN 'A' ELSE 'a' END || CASE WHEN i & 2 = 2 THEN 'B' ELSE 'b' END ||
-			CASE WHEN i & 4 = 4 THEN 'C' ELSE 'c' END || CASE WHEN i & 8 = 8 THEN 'D' ELSE 'd' END, 'k1', 100 FROM range(16) r(i)`); err != nil {
-		t.Fatal(err)
-	}
+			CASE WHEN i & 4 = 4 THEN 'C' ELSE 'c' END || CASE WHEN i & 8 = 8 THEN 'D' ELSE 'd' END, 'k1', 100 FROM range(16) r(i)`)
 	if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM t GROUP BY uid)"); err != nil || fmt.Sprint(r.Values[0][0]) != "201" {
 		t.Fatalf("the database should see 201 units: %v %v", r, err)
 	}
-	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
-		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
-	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+	rel := spelledRel
+	query := spelledQuery
 	refusedForCollation(t, db, rel, query)
+}
+
+// spelledRel and spelledQuery are the relation t (uid, k, v) of the reviews' databases, where
+// 200 units and one spelled several ways are in group k1 with 100 each, and their query.
+var spelledRel = &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
+	Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
+
+const spelledQuery = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+
+// ownerDB opens an in-memory DuckDB as the owner, closed with the test, and runs setup.
+func ownerDB(t *testing.T, setup string) backend.Backend {
+	t.Helper()
+	db, err := duckdb.Open(context.Background(), "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Exec(context.Background(), setup); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 // refusedForCollation checks that query is refused before any data is read, by the rule
@@ -231,9 +244,8 @@ func TestReviewCraftedTiesStackOneGroup(t *testing.T) {
 // one per-unit row per group, in both forms.
 func TestUnitCollations(t *testing.T) {
 	ctx := context.Background()
-	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
-		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
-	const query = `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=16) k, ANON_SUM(v CLAMPED BETWEEN 0 AND 100) AS s FROM t GROUP BY k`
+	rel := spelledRel
+	query := spelledQuery
 	setup := func(t *testing.T, col string) backend.Backend {
 		db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
 		if err != nil {

@@ -392,6 +392,8 @@ type cliEngine struct {
 	close    func() error
 	err      error
 	panicked string
+	// session is what the engine sent while it started (side.run).
+	session []string
 }
 
 func (c *cliEngine) Exec(ctx context.Context, script string, args ...any) (res []*dpsql.Result, err error) {
@@ -456,8 +458,12 @@ type outcome struct {
 	panicked       string
 	spent          [2]float64 // epsilon and delta charged
 	total          [2]float64 // epsilon and delta spent on the database after the run
-	sql            []string   // SQL texts sent by the noiseless engine
-	elapsed        time.Duration
+	sql            []string   // SQL texts sent by the noiseless engine for the attack
+	// session is the SQL texts its session start sent (the catalog's reads): dpsql's own,
+	// whatever the attack, so they may spell the attack's forbidden words (duckdb_views()
+	// lists the views), never a private relation's name.
+	session []string
+	elapsed time.Duration
 }
 
 func (o outcome) String() string {
@@ -502,6 +508,7 @@ func (s *side) run(t *testing.T, a attack) outcome {
 			return nil, err
 		}
 		box.exec = e.Exec
+		box.session = s.rec.take()
 		return box, nil
 	}
 	var stdout, stderr bytes.Buffer
@@ -511,7 +518,7 @@ func (s *side) run(t *testing.T, a attack) outcome {
 	err := cli.Run(ctx, args, cli.Options{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
 		Open: open, Complete: dpsql.Complete})
 	o := outcome{stdout: stdout.String(), stderr: normalize(withoutNotices(stderr.String())), elapsed: time.Since(start),
-		panicked: box.panicked, sql: s.rec.take()}
+		panicked: box.panicked, sql: s.rec.take(), session: box.session}
 	o.exit = exitCode(err)
 	if box.panicked != "" {
 		o.exit = 2
@@ -611,6 +618,7 @@ func (w *world) check(t *testing.T, a attack) (with, without outcome) {
 			}
 		}
 		checkSent(t, with.sql, privateNames, a.forbidden)
+		checkSent(t, with.session, privateNames, nil)
 	}
 	if a.overBudget {
 		for _, o := range []outcome{with, without} {
@@ -619,7 +627,7 @@ func (w *world) check(t *testing.T, a attack) (with, without outcome) {
 					sqlerr.BudgetExhausted, o, o.spent)
 			}
 		}
-		checkSent(t, with.sql, privateNames, nil)
+		checkSent(t, append(with.session, with.sql...), privateNames, nil)
 	}
 	return with, without
 }

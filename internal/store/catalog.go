@@ -14,6 +14,7 @@ import (
 // table is a relation of the database with its columns in order.
 type table struct {
 	name    string // as analysts name it: "t" in the current schema, else "schema.t"
+	ref     string // in SQL: "t" or "schema"."t", each part quoted (a part may hold a dot)
 	columns []catalog.Column
 	// view is set for views (and anything else that is not a base table: reading it as a
 	// view costs nothing, missing a view would not be safe).
@@ -69,13 +70,14 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 		if err != nil {
 			return nil, err
 		}
+		ref := quoteIdent(name)
 		if current == 0 {
-			name = schema + "." + name
+			name, ref = schema+"."+name, quoteIdent(schema)+"."+ref
 		}
 		key := strings.ToLower(name)
 		t := out[key]
 		if t == nil {
-			t = &table{name: name, view: view != 0}
+			t = &table{name: name, ref: ref, view: view != 0}
 			out[key] = t
 		} else if t.name != name {
 			// Two relations whose names differ only in case (possible in PostgreSQL with
@@ -97,29 +99,22 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 // without a policy are hidden and not part of the catalog. A policy naming a relation that no
 // longer exists, or a privacy unit column that no longer exists, is an error that names them.
 func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, error) {
-	if dialectOf(q) == backend.Postgres {
-		// A failed read would abort a PostgreSQL transaction: check the schema first.
-		if err := requireInit(ctx, q); err != nil {
+	var read *policyRead
+	if dialectOf(q) == backend.DuckDB {
+		read = readPolicyDuckDB(ctx, q)
+	}
+	if read == nil {
+		var err error
+		if read, err = readPolicy(ctx, q); err != nil {
 			return nil, err
 		}
 	}
-	// On DuckDB every session loads the catalog as it starts, and the look-up of the schema
-	// in the catalog costs more than the reads: the schema is checked only when a read fails.
-	pol, err := q.Query(ctx, `SELECT name, kind, privacy_unit FROM dpsql.relations ORDER BY name`)
-	if err != nil {
-		return nil, explain(ctx, q, fmt.Errorf("store: read dpsql.relations: %w", err))
-	}
-	tabs, err := tablesOf(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	declared, err := declaredColumns(ctx, q)
-	if err != nil {
-		return nil, explain(ctx, q, err)
-	}
+	tabs, declared := read.tables, read.declared
 	var rels []*catalog.Relation
-	var missing, badUnit, privateViews, privates, units []string
-	for _, r := range pol.Values {
+	var missing, badUnit []string
+	var privateViews, privates []*table
+	var units []string
+	for _, r := range read.relations {
 		name, kindText, unit := asString(r[0]), asString(r[1]), asString(r[2])
 		kind, ok := catalog.ParseKind(kindText)
 		if !ok {
@@ -139,7 +134,7 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 		}
 		if kind == catalog.Private {
 			if t.view {
-				privateViews = append(privateViews, t.name)
+				privateViews = append(privateViews, t)
 			}
 			c, ok := rel.Column(unit)
 			if !ok {
@@ -147,7 +142,7 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 				continue
 			}
 			rel.PrivacyUnit = c.Name
-			privates, units = append(privates, t.name), append(units, c.Name)
+			privates, units = append(privates, t), append(units, c.Name)
 		}
 		rels = append(rels, rel)
 	}
@@ -160,8 +155,15 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 	if err := checkUnitsExact(ctx, q, privates, units); err != nil {
 		return nil, err
 	}
-	if err := loadDomains(ctx, q, rels); err != nil {
-		return nil, explain(ctx, q, err)
+	if !read.readDomains {
+		rows, err := q.Query(ctx, `SELECT relation, column_name, spec FROM dpsql.domains`)
+		if err != nil {
+			return nil, explain(ctx, q, fmt.Errorf("store: read dpsql.domains: %w", err))
+		}
+		read.domains = rows.Values
+	}
+	if err := attachDomains(read.domains, rels); err != nil {
+		return nil, err
 	}
 	if len(missing) > 0 || len(badUnit) > 0 {
 		var parts []string
@@ -235,11 +237,11 @@ func SetPrivate(ctx context.Context, q backend.Querier, relation, privacyUnit st
 			WithHint("its columns are: %s", strings.Join(names, ", "))
 	}
 	if t.view {
-		if err := checkFixedFileFormat(ctx, q, t.name); err != nil {
+		if err := checkFixedFileFormat(ctx, q, t); err != nil {
 			return err
 		}
 	}
-	if err := checkUnitsExact(ctx, q, []string{t.name}, []string{c.Name}); err != nil {
+	if err := checkUnitsExact(ctx, q, []*table{t}, []string{c.Name}); err != nil {
 		return err
 	}
 	if err := q.Exec(ctx, upsert, strings.ToLower(t.name), catalog.Private.String(), c.Name); err != nil {
@@ -302,17 +304,14 @@ func (t *table) unambiguous() error {
 		WithHint("the data owner must rename one of them")
 }
 
-// loadDomains attaches the owner's public domains to the relations they belong to.
-func loadDomains(ctx context.Context, q backend.Querier, rels []*catalog.Relation) error {
-	rows, err := q.Query(ctx, `SELECT relation, column_name, spec FROM dpsql.domains`)
-	if err != nil {
-		return fmt.Errorf("store: read dpsql.domains: %w", err)
-	}
+// attachDomains attaches the owner's public domains (rows of dpsql.domains: relation,
+// column, spec) to the relations they belong to.
+func attachDomains(domains [][]any, rels []*catalog.Relation) error {
 	byName := map[string]*catalog.Relation{}
 	for _, r := range rels {
 		byName[strings.ToLower(r.Name)] = r
 	}
-	for _, r := range rows.Values {
+	for _, r := range domains {
 		rel := byName[asString(r[0])]
 		if rel == nil {
 			continue // the relation is hidden: its domains are not used

@@ -104,19 +104,18 @@ func (e *PlanNotShownError) Error() string {
 	return "store: DuckDB could not show the plan of the grouping: " + e.Message
 }
 
-// checkUnitsExact refuses the first private relation (named as analysts name it, with its
-// privacy unit column) whose unit DuckDB compares by a collation, from one statement that
+// checkUnitsExact refuses the first private relation (with its privacy unit column) whose unit DuckDB compares by a collation, from one statement that
 // reads no row. A query's own check (exec) sees only the collation of the relation it reads
 // the unit from, and a UNION ALL of two relations takes one collation for both branches: each
 // relation's unit must compare by its bytes on its own.
-func checkUnitsExact(ctx context.Context, q backend.Querier, relations, units []string) error {
+func checkUnitsExact(ctx context.Context, q backend.Querier, relations []*table, units []string) error {
 	if dialectOf(q) != backend.DuckDB || len(relations) == 0 {
 		return nil
 	}
 	queries := make([]string, len(relations))
 	for i, r := range relations {
-		u := quotePath(units[i])
-		queries[i] = "SELECT " + u + " FROM " + quotePath(r) + " GROUP BY " + u
+		u := quoteIdent(units[i])
+		queries[i] = "SELECT " + u + " FROM " + r.ref + " GROUP BY " + u
 	}
 	plans, err := serializePlans(ctx, q, queries)
 	if err != nil {
@@ -129,7 +128,7 @@ func checkUnitsExact(ctx context.Context, q backend.Querier, relations, units []
 		}
 		if len(inexact) > 0 {
 			return sqlerr.Privacy(sqlerr.Pos{}, RuleUnitCollation,
-				fmt.Sprintf("the privacy unit %s.%s is compared by a collation (COLLATE NOCASE, NOACCENT, NFC, an ICU locale, or SET default_collation), which makes texts with different bytes equal: dpsql bounds each unit's groups by a hash of the bytes, which must agree with that equality", r, units[i]),
+				fmt.Sprintf("the privacy unit %s.%s is compared by a collation (COLLATE NOCASE, NOACCENT, NFC, an ICU locale, or SET default_collation), which makes texts with different bytes equal: dpsql bounds each unit's groups by a hash of the bytes, which must agree with that equality", r.name, units[i]),
 				`the data owner gives it a plain text type in a view: CAST(uid AS VARCHAR) COLLATE "binary", or lower(uid) COLLATE "binary" for one unit whatever the case (docs/privacy-rules.md)`)
 		}
 	}

@@ -31,22 +31,22 @@ const RuleFixedFileFormat = "private-views-fixed-file-format"
 // row; the plan's operators do not depend on the rows.
 var detectedReaders = regexp.MustCompile(`"name"\s*:\s*"((read|parquet)_(csv|json|ndjson)[a-z_]*|sniff_csv|read_xlsx|csv_scan|json_scan)"`)
 
-// checkFixedFileFormat refuses the first of views (private views, named as analysts name
-// them: "v" or "schema.v") that reads CSV or JSON files, on DuckDB, from one statement.
-func checkFixedFileFormat(ctx context.Context, q backend.Querier, views ...string) error {
+// checkFixedFileFormat refuses the first of views (private views) that reads CSV or JSON
+// files, on DuckDB, from one statement.
+func checkFixedFileFormat(ctx context.Context, q backend.Querier, views ...*table) error {
 	if dialectOf(q) != backend.DuckDB || len(views) == 0 {
 		return nil
 	}
 	queries := make([]string, len(views))
 	for i, v := range views {
-		queries[i] = "SELECT * FROM " + quotePath(v)
+		queries[i] = "SELECT * FROM " + v.ref
 	}
 	plans, err := serializePlans(ctx, q, queries)
 	if err != nil {
 		return fmt.Errorf("store: read the plans of private views: %w", err)
 	}
 	for i, v := range views {
-		if err := planReadsFixedFormats(v, plans[i]); err != nil {
+		if err := planReadsFixedFormats(v.name, plans[i]); err != nil {
 			return err
 		}
 	}
@@ -104,11 +104,5 @@ func fixedFormatError(view, what string) error {
 			"or converts them to Parquet, which carries its schema; a public view may read any file (analysts: ask the data owner; docs/privacy-rules.md)")
 }
 
-// quotePath quotes each dot-separated part of a relation name as analysts name it.
-func quotePath(name string) string {
-	parts := strings.Split(name, ".")
-	for i, p := range parts {
-		parts[i] = `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
-	}
-	return strings.Join(parts, ".")
-}
+// quoteIdent quotes a SQL identifier.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

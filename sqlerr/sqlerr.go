@@ -38,6 +38,7 @@ const (
 	UndefinedColumn         = "42703"
 	UndefinedFunction       = "42883"
 	AmbiguousColumn         = "42702"
+	InvalidName             = "42602" // e.g. a relation whose name holds a dot
 	DatatypeMismatch        = "42804"
 	GroupingError           = "42803"
 	InvalidParameterValue   = "22023" // a bad option value (epsilon, delta, kappa, bounds)

@@ -180,3 +180,62 @@ func asFloat(v any) float64 {
 	}
 	return math.NaN()
 }
+
+// TestLeakDottedNameShadows: dpsql names relations schema.name, and prints "a.b" as "a"."b".
+// A table named "main.codes" declared public was read, as main.codes, from the private table
+// codes: an analyst's plain SELECT returned its rows. In a file a.duckdb a table "a.b" is
+// read as a.main.b; a table "s.t" beside table t of schema s merged the two. Such relations
+// cannot be declared, and a declaration another relation comes to shadow stops analysts'
+// sessions.
+func TestLeakDottedNameShadows(t *testing.T) {
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "a.duckdb")
+	db, err := dpsql.Open(ctx, dpsql.Config{Database: dsn, Owner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+		CREATE TABLE codes (uid INTEGER, code VARCHAR);
+		INSERT INTO codes VALUES (1, 'flu'), (7, 'secret:alice');
+		ALTER TABLE codes SET OPTIONS(anonymization_userid_column='uid');
+		CREATE TABLE "main.codes" (code VARCHAR);
+		INSERT INTO "main.codes" VALUES ('flu');
+		CREATE TABLE "a.codes" (uid INTEGER, code VARCHAR);
+		CREATE SCHEMA s;
+		CREATE TABLE s.t (uid INTEGER, code VARCHAR);
+		INSERT INTO s.t VALUES (7, 'secret:alice');
+		ALTER TABLE s.t SET OPTIONS(anonymization_userid_column='uid')`); err != nil {
+		t.Fatal(err)
+	}
+	code := func(err error) string {
+		if se := (*sqlerr.Error)(nil); errors.As(err, &se) {
+			return se.Code
+		}
+		return fmt.Sprint(err)
+	}
+	for _, stmt := range []string{
+		`ALTER TABLE "main.codes" SET OPTIONS(public=true)`,
+		`ALTER TABLE "a.codes" SET OPTIONS(anonymization_userid_column='uid')`,
+		`CREATE VIEW "main.v" OPTIONS(anonymization_userid_column='uid') AS SELECT 1 AS uid`,
+	} {
+		if _, err := db.Exec(ctx, stmt); code(err) != sqlerr.InvalidName {
+			t.Errorf("%s: %v, want %s", stmt, err, sqlerr.InvalidName)
+		}
+	}
+	if _, err := db.Exec(ctx, `CREATE TABLE "s.t" (code VARCHAR); CHECKPOINT`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	analyst, err := dpsql.Open(ctx, dpsql.Config{Database: dsn})
+	if analyst != nil {
+		res, qerr := analyst.Exec(ctx, "SELECT * FROM main.codes")
+		t.Errorf("an analyst's session opened over s.t shadowed by \"s.t\"; SELECT * FROM main.codes gave %v, %v", res, qerr)
+		analyst.Close()
+	}
+	if code(err) != sqlerr.AmbiguousColumn {
+		t.Errorf("an analyst's session over s.t and \"s.t\": %v, want %s", err, sqlerr.AmbiguousColumn)
+	}
+}

@@ -13,14 +13,33 @@ import (
 
 // table is a relation of the database with its columns in order.
 type table struct {
-	name    string // as analysts name it: "t" in the current schema, else "schema.t"
-	ref     string // in SQL: "t" or "schema"."t", each part quoted (a part may hold a dot)
+	name string // as analysts name it: "t" in the current schema, else "schema.t"
+	// ref is the relation in SQL, each part quoted: "db"."schema"."t" on DuckDB (never a
+	// temporary relation of the session), "schema"."t" on PostgreSQL.
+	ref     string
 	columns []catalog.Column
 	// view is set for views (and anything else that is not a base table: reading it as a
 	// view costs nothing, missing a view would not be safe).
 	view bool
-	// ambiguous lists other relations whose names equal this one's up to case.
+	// dotted is set when name holds a dot that is not the schema's: "a.b" would be read as
+	// table b of schema (or database) a (see nameable).
+	dotted bool
+	// ambiguous lists other relations (their refs) that go by this one's name up to case.
 	ambiguous []string
+}
+
+// relationNamed is the entry of relation name in schema (of database db on DuckDB, "" on
+// PostgreSQL), current when schema is the current schema, without columns.
+func relationNamed(db, schema, name string, current, view bool) *table {
+	t := &table{name: name, ref: quoteIdent(schema) + "." + quoteIdent(name), view: view,
+		dotted: strings.Contains(name, ".") || (!current && strings.Contains(schema, "."))}
+	if !current {
+		t.name = schema + "." + name
+	}
+	if db != "" {
+		t.ref = quoteIdent(db) + "." + t.ref
+	}
+	return t
 }
 
 // tablesOf reads the relations and columns of the database from information_schema,
@@ -34,7 +53,7 @@ type table struct {
 func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error) {
 	query := `SELECT c.table_schema, c.table_name, c.column_name, c.data_type,
 			CASE WHEN c.table_schema = current_schema() THEN 1 ELSE 0 END,
-			CASE WHEN t.table_type = 'BASE TABLE' THEN 0 ELSE 1 END
+			CASE WHEN t.table_type = 'BASE TABLE' THEN 0 ELSE 1 END, ''
 		FROM information_schema.columns AS c
 			LEFT JOIN information_schema.tables AS t ON t.table_catalog = c.table_catalog
 				AND t.table_schema = c.table_schema AND t.table_name = c.table_name
@@ -46,7 +65,7 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 		// about 6 ms against 10 ms for every session's start (issue 16, fixed costs).
 		query = `SELECT c.schema_name, c.table_name, c.column_name, c.data_type,
 			CASE WHEN c.schema_name = current_schema() THEN 1 ELSE 0 END,
-			CASE WHEN t.table_name IS NULL THEN 1 ELSE 0 END
+			CASE WHEN t.table_name IS NULL THEN 1 ELSE 0 END, c.database_name
 		FROM duckdb_columns() AS c
 			LEFT JOIN duckdb_tables() AS t ON t.database_name = c.database_name
 				AND t.schema_name = c.schema_name AND t.table_name = c.table_name
@@ -70,20 +89,19 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 		if err != nil {
 			return nil, err
 		}
-		ref := quoteIdent(name)
-		if current == 0 {
-			name, ref = schema+"."+name, quoteIdent(schema)+"."+ref
-		}
-		key := strings.ToLower(name)
+		nt := relationNamed(asString(r[6]), schema, name, current != 0, view != 0)
+		key := strings.ToLower(nt.name)
 		t := out[key]
 		if t == nil {
-			t = &table{name: name, ref: ref, view: view != 0}
+			t = nt
 			out[key] = t
-		} else if t.name != name {
-			// Two relations whose names differ only in case (possible in PostgreSQL with
-			// quoted names): dpsql matches names case-insensitively, so it cannot tell which
-			// one a policy or a query means. Policies on them are refused (see ambiguous).
-			t.ambiguous = append(t.ambiguous, name)
+		} else if t.ref != nt.ref {
+			// Two relations that go by one name: names that differ only in case (possible
+			// in PostgreSQL with quoted names), or "s.t" for table t of schema s and for a
+			// table named "s.t". dpsql matches names case-insensitively and names relations
+			// schema.name, so it cannot tell which one a policy or a query means. Policies on
+			// them are refused (see nameable).
+			t.ambiguous = append(t.ambiguous, nt.ref)
 			continue
 		}
 		typ := asString(r[3])
@@ -125,7 +143,7 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 			missing = append(missing, name)
 			continue
 		}
-		if err := t.unambiguous(); err != nil {
+		if err := t.nameable(); err != nil {
 			return nil, err
 		}
 		rel := &catalog.Relation{Name: t.name, Kind: kind, Columns: t.columns, View: t.view}
@@ -193,7 +211,7 @@ func resolve(ctx context.Context, q backend.Querier, relation string) (*table, e
 	}
 	t := tabs[strings.ToLower(relation)]
 	if t != nil {
-		if err := t.unambiguous(); err != nil {
+		if err := t.nameable(); err != nil {
 			return nil, err
 		}
 	}
@@ -294,14 +312,21 @@ func Unset(ctx context.Context, q backend.Querier, relation string) error {
 	return BumpPolicy(ctx, q)
 }
 
-// unambiguous refuses a relation whose name another relation repeats up to case.
-func (t *table) unambiguous() error {
-	if len(t.ambiguous) == 0 {
-		return nil
+// nameable refuses a relation dpsql cannot name without naming another: one whose name holds
+// a dot ("a.b" is printed "a"."b", table b of schema or database a, which may be a hidden or
+// private relation), or one whose name another relation repeats up to case.
+func (t *table) nameable() error {
+	if len(t.ambiguous) > 0 {
+		return sqlerr.New(sqlerr.Pos{}, sqlerr.AmbiguousColumn,
+			"relations %s and %s both go by the name %q (dpsql matches names without regard to case, and a dot separates the schema): dpsql cannot tell them apart", t.ref, t.ambiguous[0], t.name).
+			WithHint("the data owner must rename one of them")
 	}
-	return sqlerr.New(sqlerr.Pos{}, sqlerr.AmbiguousColumn,
-		"relations %q and %q differ only in case: dpsql cannot tell them apart", t.name, t.ambiguous[0]).
-		WithHint("the data owner must rename one of them")
+	if t.dotted {
+		return sqlerr.New(sqlerr.Pos{}, sqlerr.InvalidName,
+			"relation %s has a dot in its name (or its schema's): dpsql names relations schema.name, so %q would read another relation", t.ref, t.name).
+			WithHint("the data owner must rename it, or its schema, without a dot (ALTER TABLE ... RENAME TO ...) and declare it again")
+	}
+	return nil
 }
 
 // attachDomains attaches the owner's public domains (rows of dpsql.domains: relation,

@@ -71,16 +71,14 @@ const policyReadDuckDB = `SELECT 0 AS part, name AS a, kind AS b, privacy_unit A
 // system's own views; each session of the dpsql command is a new instance (issue 16, fixed
 // costs). It returns nil, and no error, when anything is not as this path expects (a read
 // fails, a name holds a double quote, which pragma_table_info's name parser drops, two
-// relations whose names differ only in case): readPolicy then reads again, statement by
-// statement, and explains what is wrong.
+// relations that go by one name): readPolicy then reads again, statement by statement, and
+// explains what is wrong (table.nameable).
 func readPolicyDuckDB(ctx context.Context, q backend.Querier) *policyRead {
 	rows, err := q.Query(ctx, policyReadDuckDB)
 	if err != nil {
 		return nil
 	}
 	out := &policyRead{tables: map[string]*table{}, declared: map[string][]catalog.Column{}, readDomains: true}
-	type listed struct{ database, schema, name string }
-	where := map[string]listed{} // by tablesOf's key
 	for _, r := range rows.Values {
 		part, err := asInt(r[0])
 		if err != nil {
@@ -99,20 +97,12 @@ func readPolicyDuckDB(ctx context.Context, q backend.Querier) *policyRead {
 			if err != nil {
 				return nil
 			}
-			name := b
-			if current == 0 {
-				name = a + "." + b
-			}
-			key := strings.ToLower(name)
+			t := relationNamed(asString(c), a, b, current != 0, part == 4)
+			key := strings.ToLower(t.name)
 			if _, dup := out.tables[key]; dup || strings.ContainsRune(a+b+asString(c), '"') {
 				return nil
 			}
-			ref := quoteIdent(b)
-			if current == 0 {
-				ref = quoteIdent(a) + "." + ref
-			}
-			out.tables[key] = &table{name: name, ref: ref, view: part == 4}
-			where[key] = listed{database: asString(c), schema: a, name: b}
+			out.tables[key] = t
 		}
 	}
 	// The columns of the relations the policy names, in one statement.
@@ -123,11 +113,11 @@ func readPolicyDuckDB(ctx context.Context, q backend.Querier) *policyRead {
 	var names []any
 	for _, r := range out.relations {
 		key := strings.ToLower(asString(r[0]))
-		l, ok := where[key]
+		t, ok := out.tables[key]
 		if !ok {
 			continue // a relation that does not exist: LoadCatalog reports it
 		}
-		names = append(names, quoteIdent(l.database)+"."+quoteIdent(l.schema)+"."+quoteIdent(l.name))
+		names = append(names, t.ref)
 		parts = append(parts, fmt.Sprintf("SELECT %d AS i, cid, name, type FROM pragma_table_info(CAST($%d AS VARCHAR))", len(keys), len(names)))
 		keys = append(keys, key)
 	}

@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,7 +15,7 @@ import (
 // TestPolicyReadPathsAgree: DuckDB's short read of the policy (two statements, columns from
 // pragma_table_info) finds what the statement-by-statement read finds (columns from
 // duckdb_columns()) for every relation a policy names: base tables and views, in the current
-// schema and another, names with spaces, dots and single quotes, every kind of type, a
+// schema and another, names with spaces and single quotes, every kind of type, a
 // replaced view, a temporary table shadowing a declared one, public domains and the stored
 // columns of declared views. A name holding a double quote, which pragma_table_info's name
 // parser drops, takes the long read.
@@ -34,13 +34,13 @@ func TestPolicyReadPathsAgree(t *testing.T) {
 		`CREATE TABLE base (uid BIGINT, k VARCHAR, amount DECIMAL(10,2), e ENUM('flu', 'FLU'), s STRUCT("A b" INTEGER, c VARCHAR[]),
 			m MAP(VARCHAR, INTEGER), t VARCHAR COLLATE NOCASE, u UNION(n INTEGER, s VARCHAR), arr INTEGER[3], ts TIMESTAMPTZ)`,
 		`CREATE VIEW v AS SELECT uid, k, amount FROM base`,
-		`CREATE SCHEMA "s p.x"`,
-		`CREATE TABLE "s p.x"."it's.here" (uid INTEGER, "b c" DOUBLE)`,
-		`CREATE VIEW "s p.x".w AS SELECT uid, "b c" * 2 AS twice FROM "s p.x"."it's.here"`,
+		`CREATE SCHEMA "s p"`,
+		`CREATE TABLE "s p"."it's here" (uid INTEGER, "b c" DOUBLE)`,
+		`CREATE VIEW "s p".w AS SELECT uid, "b c" * 2 AS twice FROM "s p"."it's here"`,
 		`CREATE TABLE items (item VARCHAR)`,
 		`CREATE TABLE hidden (x INTEGER)`,
 	)
-	for _, p := range [][2]string{{"base", "uid"}, {"v", "uid"}, {`s p.x.it's.here`, "uid"}, {"s p.x.w", "uid"}} {
+	for _, p := range [][2]string{{"base", "uid"}, {"v", "uid"}, {`s p.it's here`, "uid"}, {"s p.w", "uid"}} {
 		if err := SetPrivate(ctx, d, p[0], p[1]); err != nil {
 			t.Fatalf("SetPrivate(%s): %v", p[0], err)
 		}
@@ -90,7 +90,7 @@ func TestPolicyReadPathsAgree(t *testing.T) {
 	}
 	compare(t)
 	short := readPolicyDuckDB(ctx, d)
-	if got := len(short.tables[`s p.x.it's.here`].columns); got != 2 {
+	if got := len(short.tables[`s p.it's here`].columns); got != 2 {
 		t.Errorf("the quoted relation has %d columns, want 2", got)
 	}
 	if got := short.tables["items"].columns; len(got) != 1 || got[0].Name != "item" {
@@ -98,7 +98,7 @@ func TestPolicyReadPathsAgree(t *testing.T) {
 	}
 
 	// A relation the policy names that no longer exists: both reads leave it out.
-	run(`DROP VIEW "s p.x".w`)
+	run(`DROP VIEW "s p".w`)
 	compare(t)
 
 	// A double quote in a name: the short read gives up, the catalog still loads.
@@ -109,7 +109,7 @@ func TestPolicyReadPathsAgree(t *testing.T) {
 	if readPolicyDuckDB(ctx, d) != nil {
 		t.Error("the short read went on with a double quote in a name")
 	}
-	run(`CREATE VIEW "s p.x".w AS SELECT uid FROM "s p.x"."it's.here"`)
+	run(`CREATE VIEW "s p".w AS SELECT uid FROM "s p"."it's here"`)
 	cat, err := LoadCatalog(ctx, d)
 	if err != nil {
 		t.Fatal(err)
@@ -119,33 +119,62 @@ func TestPolicyReadPathsAgree(t *testing.T) {
 	}
 }
 
-// TestDottedNamesChecked: a relation or unit column whose name holds a dot is declared, and
-// checked, under its own name (the checks once split names at every dot, and could not
-// declare a table named "a.b"); a collated unit there is still refused.
-func TestDottedNamesChecked(t *testing.T) {
+// TestDottedNamesRefused: dpsql names relations schema.name and prints "a.b" as "a"."b",
+// table b of schema (or database) a: a relation whose name (or whose schema's, outside the
+// current schema) holds a dot cannot be declared, and a declared relation that another
+// relation shadows that way (table t of schema s, and a table named "s.t") stops the catalog
+// from loading. A privacy unit column with a dot in its name is quoted whole and checked.
+func TestDottedNamesRefused(t *testing.T) {
 	ctx := context.Background()
 	d := ownerInMemory(t)
 	for _, s := range []string{
-		`CREATE TABLE "a.b" ("u.id" INTEGER, x INTEGER)`,
-		`CREATE TABLE "c.d" ("u.id" VARCHAR COLLATE NOCASE, x INTEGER)`,
-		`CREATE SCHEMA "s.t"`,
-		`CREATE VIEW "s.t"."v.w" AS SELECT "u.id", x FROM "a.b"`,
+		`CREATE TABLE "a.b" (uid INTEGER, x INTEGER)`,
+		`CREATE SCHEMA "s.x"`,
+		`CREATE TABLE "s.x".v (uid INTEGER)`,
+		`CREATE TABLE ab ("u.id" INTEGER, x INTEGER)`,
+		`CREATE TABLE cd ("u.id" VARCHAR COLLATE NOCASE, x INTEGER)`,
+		`CREATE SCHEMA s`,
+		`CREATE TABLE s.t (uid INTEGER, secret VARCHAR)`,
 	} {
 		if err := d.Exec(ctx, s); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	for _, r := range []string{"a.b", "s.t.v.w"} {
-		if err := SetPrivate(ctx, d, r, "u.id"); err != nil {
-			t.Errorf("SetPrivate(%s): %v", r, err)
+	code := func(err error) string {
+		if se, ok := sqlerr.As(err); ok {
+			return se.Code + " " + se.Rule
+		}
+		return fmt.Sprint(err)
+	}
+	for _, r := range []string{"a.b", "s.x.v"} {
+		if err := SetPrivate(ctx, d, r, "uid"); code(err) != sqlerr.InvalidName+" " {
+			t.Errorf("SetPrivate(%s): %v, want %s", r, err, sqlerr.InvalidName)
+		}
+		if err := SetPublic(ctx, d, r); code(err) != sqlerr.InvalidName+" " {
+			t.Errorf("SetPublic(%s): %v, want %s", r, err, sqlerr.InvalidName)
 		}
 	}
-	var se *sqlerr.Error
-	if err := SetPrivate(ctx, d, "c.d", "u.id"); !errors.As(err, &se) || se.Rule != RuleUnitCollation {
-		t.Errorf("SetPrivate of a collated unit in c.d: %v, want the rule %s", err, RuleUnitCollation)
+	if err := SetPrivate(ctx, d, "ab", "u.id"); err != nil {
+		t.Errorf("SetPrivate(ab, u.id): %v", err)
+	}
+	if err := SetPrivate(ctx, d, "cd", "u.id"); code(err) != sqlerr.PrivacyViolation+" "+RuleUnitCollation {
+		t.Errorf("SetPrivate of a collated unit u.id: %v, want the rule %s", err, RuleUnitCollation)
+	}
+	// s.t declared, then a table named "s.t" made: both go by s.t.
+	if err := SetPrivate(ctx, d, "s.t", "uid"); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := LoadCatalog(ctx, d); err != nil {
-		t.Errorf("LoadCatalog: %v", err)
+		t.Fatalf("LoadCatalog: %v", err)
+	}
+	if err := d.Exec(ctx, `CREATE TABLE "s.t" (code VARCHAR)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCatalog(ctx, d); code(err) != sqlerr.AmbiguousColumn+" " {
+		t.Errorf("LoadCatalog with s.t and \"s.t\": %v, want %s", err, sqlerr.AmbiguousColumn)
+	}
+	if err := SetPublic(ctx, d, "s.t"); code(err) != sqlerr.AmbiguousColumn+" " {
+		t.Errorf("SetPublic(s.t) with s.t and \"s.t\": %v, want %s", err, sqlerr.AmbiguousColumn)
 	}
 }
 

@@ -299,14 +299,25 @@ func (a *analyzer) ctes(with []*ast.CTE, e *env, ctx context) error {
 // aliases); analysts cannot use it, so nothing they write can shadow or name those.
 const reservedPrefix = "_dp_"
 
-// reservedNames refuses identifiers that start with reservedPrefix anywhere in q.
+// reservedNames refuses identifiers that start with reservedPrefix anywhere in q, and
+// identifiers with a rune that case-insensitive comparisons disagree on
+// (catalog.ConfusableRune): the analyzer could match such a name to another column or alias
+// than the database does.
 func reservedNames(q *ast.Query) error {
 	var err error
 	ast.Walk(q, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && err == nil && strings.HasPrefix(strings.ToLower(id.Name), reservedPrefix) {
+		id, ok := n.(*ast.Ident)
+		if !ok || err != nil {
+			return err == nil
+		}
+		if strings.HasPrefix(strings.ToLower(id.Name), reservedPrefix) {
 			err = sqlerr.Privacy(id.Span().Start, RuleReservedName,
 				fmt.Sprintf("names starting with %s are reserved for the SQL dpsql generates: %s", reservedPrefix, ast.Format(id)),
 				"rename it")
+		} else if r, bad := catalog.ConfusableRune(id.Name); bad {
+			err = sqlerr.Privacy(id.Span().Start, RuleReservedName,
+				fmt.Sprintf("the name %s holds %q (%U), a character whose upper and lower cases do not map back to it: dpsql and the database could match it to different names", ast.Format(id), r, r),
+				"rename it without that character")
 		}
 		return err == nil
 	})
@@ -528,7 +539,7 @@ func (a *analyzer) outputs(s *ast.Select, sc *scope) ([]string, int, error) {
 		switch {
 		case it.Star:
 			for _, src := range sc.items {
-				if len(it.StarTable) > 0 && !strings.EqualFold(src.qual, it.StarTable[len(it.StarTable)-1].Name) {
+				if len(it.StarTable) > 0 && !catalog.SameName(src.qual, it.StarTable[len(it.StarTable)-1].Name) {
 					continue
 				}
 				for _, c := range src.cols {
@@ -637,7 +648,7 @@ func publicNames(s *ast.Select, sc *scope) error {
 
 func excluded(list []*ast.Ident, c string) bool {
 	for _, x := range list {
-		if strings.EqualFold(x.Name, c) {
+		if catalog.SameName(x.Name, c) {
 			return true
 		}
 	}
@@ -715,7 +726,7 @@ func (a *analyzer) groupsByUnit(s *ast.Select, sc *scope) bool {
 			// An alias of a select item that is the unit.
 			if len(c.Parts) == 1 {
 				for _, it := range s.Items {
-					if it.Alias != nil && strings.EqualFold(it.Alias.Name, c.Parts[0].Name) {
+					if it.Alias != nil && catalog.SameName(it.Alias.Name, c.Parts[0].Name) {
 						if ic, ok := unparen(it.Expr).(*ast.ColumnRef); ok {
 							if r, err := sc.resolve(ic); err == nil && r.isUnit() {
 								return true

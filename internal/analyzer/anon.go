@@ -155,7 +155,7 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 
 func (q *Query) outputNamed(name string) bool {
 	for _, o := range q.Outputs {
-		if strings.EqualFold(o.Name, name) {
+		if catalog.SameName(o.Name, name) {
 			return true
 		}
 	}
@@ -210,7 +210,7 @@ func (b *anonBuilder) groupTarget(x ast.Expr) ast.Expr {
 	if c, ok := x.(*ast.ColumnRef); ok && len(c.Parts) == 1 {
 		if _, err := b.sc.resolve(c); err != nil {
 			for _, it := range b.s.Items {
-				if it.Alias != nil && strings.EqualFold(it.Alias.Name, c.Parts[0].Name) && it.Expr != nil {
+				if it.Alias != nil && catalog.SameName(it.Alias.Name, c.Parts[0].Name) && it.Expr != nil {
 					return it.Expr
 				}
 			}
@@ -276,7 +276,7 @@ func (b *anonBuilder) post(x ast.Expr) (ast.Expr, error) {
 		if len(n.Parts) == 1 {
 			// HAVING and ORDER BY may name an output by its alias.
 			for _, o := range b.q.Outputs {
-				if strings.EqualFold(o.Name, n.Parts[0].Name) {
+				if catalog.SameName(o.Name, n.Parts[0].Name) {
 					b.a.markTree(n)
 					return &ast.Paren{X: o.Expr}, nil
 				}
@@ -313,7 +313,7 @@ func (b *anonBuilder) keyColumn(c *ast.ColumnRef) (int, bool) {
 		if !ok {
 			continue
 		}
-		if kr, err := b.sc.resolve(kc); err == nil && kr.item == r.item && strings.EqualFold(kr.col, r.col) && kr.outer == r.outer {
+		if kr, err := b.sc.resolve(kc); err == nil && kr.item == r.item && catalog.SameName(kr.col, r.col) && kr.outer == r.outer {
 			return i, true
 		}
 	}

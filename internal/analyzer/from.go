@@ -235,7 +235,7 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 	info := &relInfo{unitIdx: -1, private: rel.Kind == catalog.Private}
 	for i, c := range rel.Columns {
 		info.cols = append(info.cols, c.Name)
-		if info.private && strings.EqualFold(c.Name, rel.PrivacyUnit) {
+		if info.private && catalog.SameName(c.Name, rel.PrivacyUnit) {
 			info.unitIdx = i
 		}
 	}

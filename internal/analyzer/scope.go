@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -24,7 +25,7 @@ type item struct {
 
 func (it *item) hasCol(name string) (string, bool) {
 	for _, c := range it.cols {
-		if strings.EqualFold(c, name) {
+		if catalog.SameName(c, name) {
 			return c, true
 		}
 	}
@@ -37,7 +38,7 @@ func (it *item) hasCol(name string) (string, bool) {
 func (it *item) unambiguousCol(at *ast.ColumnRef, name string) error {
 	n := 0
 	for _, c := range it.cols {
-		if strings.EqualFold(c, name) {
+		if catalog.SameName(c, name) {
 			n++
 		}
 	}
@@ -49,8 +50,26 @@ func (it *item) unambiguousCol(at *ast.ColumnRef, name string) error {
 	return nil
 }
 
+// unambiguousQualifier refuses a qualifier that two FROM items of s answer to (aliases that
+// are one name up to case): the analyzer would resolve the column in one while the database
+// may bind it in the other.
+func (s *scope) unambiguousQualifier(at *ast.ColumnRef, q string) error {
+	n := 0
+	for _, it := range s.items {
+		if it.qual != "" && catalog.SameName(it.qual, q) {
+			n++
+		}
+	}
+	if n > 1 {
+		return sqlerr.New(at.Span().Start, sqlerr.AmbiguousColumn,
+			"table name or alias %q is used by several relations of this FROM clause up to case; dpsql cannot tell them apart", q).
+			WithHint("give each relation its own alias")
+	}
+	return nil
+}
+
 func (it *item) isUnit(col string) bool {
-	return it.private && it.unit != "" && strings.EqualFold(it.unit, col)
+	return it.private && it.unit != "" && catalog.SameName(it.unit, col)
 }
 
 // scope is the set of relations a FROM clause makes visible, with the enclosing query's
@@ -131,8 +150,11 @@ func (s *scope) resolveHere(c *ast.ColumnRef) (ref, bool, error) {
 	default:
 		// Use the last two parts: [schema.]table.column.
 		q := parts[len(parts)-2].Name
+		if err := s.unambiguousQualifier(c, q); err != nil {
+			return ref{}, false, err
+		}
 		for _, it := range s.items {
-			if it.qual != "" && strings.EqualFold(it.qual, q) {
+			if it.qual != "" && catalog.SameName(it.qual, q) {
 				if err := it.unambiguousCol(c, parts[len(parts)-1].Name); err != nil {
 					return ref{}, false, err
 				}

@@ -81,7 +81,7 @@ func (r *Relation) Domain(column string) (string, bool) {
 // Column finds a column by name, case-insensitively like SQL identifiers.
 func (r *Relation) Column(name string) (Column, bool) {
 	for _, c := range r.Columns {
-		if strings.EqualFold(c.Name, name) {
+		if SameName(c.Name, name) {
 			return c, true
 		}
 	}

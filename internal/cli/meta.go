@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dpsql/dpsql"
+	"github.com/dpsql/dpsql/internal/catalog"
 )
 
 // relationLister is the optional capability behind \dt, \d and tab completion: the relations
@@ -327,7 +328,7 @@ func (s *session) describe(ctx context.Context, pattern string, pat *namePattern
 			{Name: "privacy_unit", Type: "VARCHAR"}}}
 		for _, c := range rel.Columns {
 			unit := ""
-			if rel.PrivacyUnit != "" && strings.EqualFold(c.Name, rel.PrivacyUnit) {
+			if rel.PrivacyUnit != "" && catalog.SameName(c.Name, rel.PrivacyUnit) {
 				unit = "yes"
 			}
 			r.Rows = append(r.Rows, []any{c.Name, c.Type, unit})

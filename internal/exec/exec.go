@@ -12,6 +12,7 @@ import (
 	"github.com/dpsql/dpsql/dp/agg"
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/internal/store"
@@ -281,7 +282,7 @@ func checkJoinColumnTypes(ctx context.Context, b backend.Backend, q *analyzer.Qu
 		}
 		typeOf := func(r *backend.Rows, name string) (string, bool) {
 			for i, c := range r.Columns {
-				if strings.EqualFold(c, name) {
+				if catalog.SameName(c, name) {
 					return r.Types[i], true
 				}
 			}

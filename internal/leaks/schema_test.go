@@ -105,12 +105,7 @@ func TestLeakViewTypesFromRows(t *testing.T) {
 // that gives the unit a plain text type, is accepted and releases one unit per person.
 func TestLeakCollatedUnit(t *testing.T) {
 	ctx := context.Background()
-	dsn := filepath.Join(t.TempDir(), "db.duckdb")
-	db, err := dpsql.Open(ctx, dpsql.Config{Database: dsn, Owner: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, dsn := ownerFile(t, "db.duckdb")
 	if _, err := db.Exec(ctx, `CREATE TABLE raw (uid VARCHAR COLLATE NOCASE, k VARCHAR, v DOUBLE);
 		INSERT INTO raw SELECT 'u' || i, 'k1', 100 FROM range(200) r(i);
 		INSERT INTO raw VALUES ('jose', 'k1', 100), ('JOSE', 'k1', 100), ('Jose', 'k1', 100);
@@ -189,12 +184,7 @@ func asFloat(v any) float64 {
 // sessions.
 func TestLeakDottedNameShadows(t *testing.T) {
 	ctx := context.Background()
-	dsn := filepath.Join(t.TempDir(), "a.duckdb")
-	db, err := dpsql.Open(ctx, dpsql.Config{Database: dsn, Owner: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, dsn := ownerFile(t, "a.duckdb")
 	if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
 		CREATE TABLE codes (uid INTEGER, code VARCHAR);
 		INSERT INTO codes VALUES (1, 'flu'), (7, 'secret:alice');
@@ -208,18 +198,12 @@ func TestLeakDottedNameShadows(t *testing.T) {
 		ALTER TABLE s.t SET OPTIONS(anonymization_userid_column='uid')`); err != nil {
 		t.Fatal(err)
 	}
-	code := func(err error) string {
-		if se := (*sqlerr.Error)(nil); errors.As(err, &se) {
-			return se.Code
-		}
-		return fmt.Sprint(err)
-	}
 	for _, stmt := range []string{
 		`ALTER TABLE "main.codes" SET OPTIONS(public=true)`,
 		`ALTER TABLE "a.codes" SET OPTIONS(anonymization_userid_column='uid')`,
 		`CREATE VIEW "main.v" OPTIONS(anonymization_userid_column='uid') AS SELECT 1 AS uid`,
 	} {
-		if _, err := db.Exec(ctx, stmt); code(err) != sqlerr.InvalidName {
+		if _, err := db.Exec(ctx, stmt); sqlState(err) != sqlerr.InvalidName {
 			t.Errorf("%s: %v, want %s", stmt, err, sqlerr.InvalidName)
 		}
 	}
@@ -235,7 +219,104 @@ func TestLeakDottedNameShadows(t *testing.T) {
 		t.Errorf("an analyst's session opened over s.t shadowed by \"s.t\"; SELECT * FROM main.codes gave %v, %v", res, qerr)
 		analyst.Close()
 	}
-	if code(err) != sqlerr.AmbiguousColumn {
+	if sqlState(err) != sqlerr.AmbiguousColumn {
 		t.Errorf("an analyst's session over s.t and \"s.t\": %v, want %s", err, sqlerr.AmbiguousColumn)
 	}
+}
+
+// TestLeakConfusableNames: names the analyzer and the database compared differently. The
+// analyzer matched names with Go's EqualFold, under which "ſ" (long s) is "s", while its
+// duplicate-name rule lower-cased them apart and DuckDB tells them apart: an analyst made
+// SELECT * of a subquery with columns "ſ" (a salary) and "s" (the unit) take the salary as
+// the unit, and FROM t AS "ſ" JOIN (...) AS s bind s.uid in one relation for the analyzer and
+// in the other for DuckDB; an owner's table with columns sid and "ſid", sid declared the
+// unit, was queried by ſid. An owner's SET schema made a policy on t name another schema's t
+// for analysts. Each released one person's rows before; each is refused or reads the
+// declared relation now.
+func TestLeakConfusableNames(t *testing.T) {
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "db.duckdb")
+	db, err := dpsql.Open(ctx, dpsql.Config{Database: dsn, Owner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+		CREATE TABLE t (uid INTEGER, salary INTEGER, g VARCHAR);
+		INSERT INTO t SELECT 7, i, 'secret-of-7' FROM range(60) r(i);
+		INSERT INTO t SELECT 100 + i, 1, 'common' FROM range(100) r(i);
+		ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
+		CREATE TABLE u (sid INTEGER, "ſid" INTEGER, g VARCHAR);
+		CREATE SCHEMA s;
+		CREATE TABLE s.p (uid INTEGER, g VARCHAR);
+		INSERT INTO s.p SELECT i, 'declared' FROM range(200) r(i);
+		CREATE TABLE main.p (uid INTEGER, g VARCHAR);
+		INSERT INTO main.p SELECT 7, 'secret-of-7' FROM range(3) r(i)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, "ALTER TABLE u SET OPTIONS(anonymization_userid_column='sid')"); sqlState(err) != sqlerr.InvalidName {
+		t.Errorf("declaring u (columns sid and ſid): %v, want %s", err, sqlerr.InvalidName)
+	}
+	// The owner's session in schema s declares "p", which DuckDB finds as s.p there and
+	// analysts' sessions as main.p: refused; from schema main, s.p is declared by that name.
+	if _, err := db.Exec(ctx, "SET schema = 's'; ALTER TABLE p SET OPTIONS(public=true)"); sqlState(err) != sqlerr.InvalidName {
+		t.Errorf("declaring p from schema s: %v, want %s", err, sqlerr.InvalidName)
+	}
+	if _, err := db.Exec(ctx, "SET schema = 'main'; ALTER TABLE s.p SET OPTIONS(public=true); CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	analyst, err := dpsql.Open(ctx, dpsql.Config{Database: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer analyst.Close()
+	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
+	for _, q := range []string{
+		opts + `g, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT * FROM (SELECT salary AS "ſ", uid AS "s", g FROM t) AS y) AS z GROUP BY g`,
+		opts + `yg, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM t AS "ſ" JOIN (SELECT uid AS yu, salary AS uid, g AS yg FROM t) AS s ON "s".uid = yu GROUP BY yg`,
+		opts + `yg, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM t AS "S" JOIN (SELECT uid AS yu, salary AS uid, g AS yg FROM t) AS s ON "s".uid = yu GROUP BY yg`,
+	} {
+		res, err := analyst.Exec(ctx, q)
+		if err == nil {
+			t.Errorf("%s\nanswered: %v", q, res[0].Rows)
+			continue
+		}
+		if c := sqlState(err); c != sqlerr.PrivacyViolation && c != sqlerr.AmbiguousColumn {
+			t.Errorf("%s\nrefused with %v, want a refusal at analysis", q, err)
+		}
+	}
+	if res, err := analyst.Exec(ctx, "SELECT g, count(*) AS n FROM p GROUP BY g"); sqlState(err) != sqlerr.UndefinedTable {
+		t.Errorf("p, which the owner did not declare: %v, %v", res, err)
+	}
+	res, err := analyst.Exec(ctx, "SELECT g, count(*) AS n FROM s.p GROUP BY g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := res[0].Rows; len(rows) != 1 || rows[0][0] != "declared" {
+		t.Errorf("the public s.p read %v: want s.p's rows", rows)
+	}
+}
+
+// ownerFile opens a new DuckDB file named name as its owner; it returns the database (closed
+// at the test's end) and the file's path.
+func ownerFile(t *testing.T, name string) (*dpsql.DB, string) {
+	t.Helper()
+	dsn := filepath.Join(t.TempDir(), name)
+	db, err := dpsql.Open(context.Background(), dpsql.Config{Database: dsn, Owner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, dsn
+}
+
+// sqlState is err's SQLSTATE, or its text when it is not an *sqlerr.Error.
+func sqlState(err error) string {
+	if se := (*sqlerr.Error)(nil); errors.As(err, &se) {
+		return se.Code
+	}
+	return fmt.Sprint(err)
 }

@@ -105,7 +105,7 @@ func NewSource(ctx context.Context, coord backend.Querier, cat *catalog.Catalog,
 		text, _ := row[1].(string)
 		rel, ok := cat.Lookup(name)
 		switch {
-		case ok && strings.EqualFold(rel.Name, s.Relation):
+		case ok && catalog.SameName(rel.Name, s.Relation):
 			if err := s.parseView(name, text); err != nil {
 				return nil, notView(err.Error())
 			}

@@ -13,7 +13,10 @@ import (
 
 // table is a relation of the database with its columns in order.
 type table struct {
-	name string // as analysts name it: "t" in the current schema, else "schema.t"
+	// name is the relation as analysts name it: "t" in the schema their sessions start in
+	// (DuckDB's main, whatever the owner's session set; PostgreSQL's current schema), else
+	// "schema.t".
+	name string
 	// ref is the relation in SQL, each part quoted: "db"."schema"."t" on DuckDB (never a
 	// temporary relation of the session), "schema"."t" on PostgreSQL.
 	ref     string
@@ -64,7 +67,7 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 		// The same rows from the catalog functions information_schema's views are built on:
 		// about 6 ms against 10 ms for every session's start (issue 16, fixed costs).
 		query = `SELECT c.schema_name, c.table_name, c.column_name, c.data_type,
-			CASE WHEN c.schema_name = current_schema() THEN 1 ELSE 0 END,
+			CASE WHEN c.schema_name = 'main' THEN 1 ELSE 0 END,
 			CASE WHEN t.table_name IS NULL THEN 1 ELSE 0 END, c.database_name
 		FROM duckdb_columns() AS c
 			LEFT JOIN duckdb_tables() AS t ON t.database_name = c.database_name
@@ -203,8 +206,21 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 	return catalog.New(rels...), nil
 }
 
-// resolve finds relation in the database, or returns an UndefinedTable error.
+// resolve finds relation in the database, or returns an UndefinedTable error. On DuckDB the
+// owner's session must be in schema main, where analysts' sessions start: dpsql names
+// relations as they see them, so "t" declared from another schema would name main.t.
 func resolve(ctx context.Context, q backend.Querier, relation string) (*table, error) {
+	if dialectOf(q) == backend.DuckDB {
+		rows, err := q.Query(ctx, `SELECT current_schema()`)
+		if err != nil {
+			return nil, fmt.Errorf("store: read the current schema: %w", err)
+		}
+		if len(rows.Values) == 1 && asString(rows.Values[0][0]) != "main" {
+			return nil, sqlerr.New(sqlerr.Pos{}, sqlerr.InvalidName,
+				"this session's schema is %q: dpsql names relations as analysts' sessions do, from schema main, so %q would name another relation than DuckDB finds here", asString(rows.Values[0][0]), relation).
+				WithHint("SET schema = 'main' first, and name a relation of another schema as schema.name")
+		}
+	}
 	tabs, err := tablesOf(ctx, q)
 	if err != nil {
 		return nil, err
@@ -312,7 +328,9 @@ func Unset(ctx context.Context, q backend.Querier, relation string) error {
 	return BumpPolicy(ctx, q)
 }
 
-// nameable refuses a relation dpsql cannot name without naming another: one whose name holds
+// nameable refuses a relation dpsql cannot name without naming another: one whose name or a
+// column's holds a rune case-insensitive comparisons disagree on (catalog.ConfusableRune),
+// one whose name holds
 // a dot ("a.b" is printed "a"."b", table b of schema or database a, which may be a hidden or
 // private relation), or one whose name another relation repeats up to case.
 func (t *table) nameable() error {
@@ -320,6 +338,17 @@ func (t *table) nameable() error {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.AmbiguousColumn,
 			"relations %s and %s both go by the name %q (dpsql matches names without regard to case, and a dot separates the schema): dpsql cannot tell them apart", t.ref, t.ambiguous[0], t.name).
 			WithHint("the data owner must rename one of them")
+	}
+	names := []string{t.name}
+	for _, c := range t.columns {
+		names = append(names, c.Name)
+	}
+	for _, n := range names {
+		if r, bad := catalog.ConfusableRune(n); bad {
+			return sqlerr.New(sqlerr.Pos{}, sqlerr.InvalidName,
+				"relation %s has the name %q, which holds %q (%U), a character whose upper and lower cases do not map back to it: dpsql and the database could match it to different names", t.ref, n, r, r).
+				WithHint("the data owner must rename it without that character and declare the relation again")
+		}
 	}
 	if t.dotted {
 		return sqlerr.New(sqlerr.Pos{}, sqlerr.InvalidName,

@@ -56,10 +56,10 @@ const policyReadDuckDB = `SELECT 0 AS part, name AS a, kind AS b, privacy_unit A
 		FROM dpsql.relations
 	UNION ALL SELECT 1, relation, column_name, type, position FROM dpsql.view_columns
 	UNION ALL SELECT 2, relation, column_name, spec, NULL FROM dpsql.domains
-	UNION ALL SELECT 3, schema_name, table_name, database_name, CASE WHEN schema_name = current_schema() THEN 1 ELSE 0 END
+	UNION ALL SELECT 3, schema_name, table_name, database_name, CASE WHEN schema_name = 'main' THEN 1 ELSE 0 END
 		FROM duckdb_tables()
 		WHERE database_name = current_database() AND schema_name NOT IN ('dpsql', 'information_schema', 'pg_catalog')
-	UNION ALL SELECT 4, schema_name, view_name, database_name, CASE WHEN schema_name = current_schema() THEN 1 ELSE 0 END
+	UNION ALL SELECT 4, schema_name, view_name, database_name, CASE WHEN schema_name = 'main' THEN 1 ELSE 0 END
 		FROM duckdb_views()
 		WHERE database_name = current_database() AND schema_name NOT IN ('dpsql', 'information_schema', 'pg_catalog')
 	ORDER BY part, a, n`

@@ -439,7 +439,7 @@ func modelSQL(rels []*catalog.Relation) []string {
 				seenFmt[k] = true
 				formats = append(formats, []any{ct.oid, ct.typmod, ct.display})
 			}
-			if r.Kind == catalog.Private && strings.EqualFold(c.Name, r.PrivacyUnit) {
+			if r.Kind == catalog.Private && catalog.SameName(c.Name, r.PrivacyUnit) {
 				descRows = append(descRows, []any{oid, int64(oidPgClassRel), num, "privacy unit"})
 			}
 			var numPrec, numRadix, numScale, charLen, dtPrec any

@@ -172,7 +172,7 @@ func (e *env) defineCTE(name *ast.Ident, info *relInfo) {
 	if e.cteNames == nil {
 		e.cteNames = map[string]*ast.Ident{}
 	}
-	key := strings.ToLower(name.Name)
+	key := catalog.NameKey(name.Name)
 	e.ctes[key], e.cteNames[key] = info, name
 }
 
@@ -181,7 +181,7 @@ func (e *env) defineCTE(name *ast.Ident, info *relInfo) {
 // WITH "Visits" AS (...) ... FROM visits): there the reference names another relation,
 // which the analysis would not have checked.
 func (e *env) lookupCTE(id *ast.Ident) (*relInfo, bool, error) {
-	key := strings.ToLower(id.Name)
+	key := catalog.NameKey(id.Name)
 	for x := e; x != nil; x = x.outer {
 		r, ok := x.ctes[key]
 		if !ok {
@@ -203,7 +203,7 @@ func foldedName(id *ast.Ident) string {
 	if id.Quoted {
 		return id.Name
 	}
-	return strings.ToLower(id.Name)
+	return catalog.NameKey(id.Name)
 }
 
 // relInfo describes the output of a (sub)query.
@@ -543,7 +543,7 @@ func (a *analyzer) outputs(s *ast.Select, sc *scope) ([]string, int, error) {
 					continue
 				}
 				for _, c := range src.cols {
-					if len(it.StarTable) == 0 && src.merged[strings.ToLower(c)] {
+					if len(it.StarTable) == 0 && src.merged[catalog.NameKey(c)] {
 						continue
 					}
 					if excluded(it.Except, c) {
@@ -595,7 +595,7 @@ func publicNames(s *ast.Select, sc *scope) error {
 	var exprs []ast.Expr
 	for _, it := range s.Items {
 		if it.Alias != nil {
-			outputs[strings.ToLower(it.Alias.Name)] = true
+			outputs[catalog.NameKey(it.Alias.Name)] = true
 		}
 		if it.Expr != nil {
 			exprs = append(exprs, it.Expr)
@@ -623,7 +623,7 @@ func publicNames(s *ast.Select, sc *scope) error {
 				if len(n.Parts) == 0 {
 					return false
 				}
-				if len(n.Parts) == 1 && outputs[strings.ToLower(n.Parts[0].Name)] {
+				if len(n.Parts) == 1 && outputs[catalog.NameKey(n.Parts[0].Name)] {
 					return false
 				}
 				_, rerr := sc.resolve(n)

@@ -576,7 +576,7 @@ func (b *anonBuilder) declaredDomains() error {
 		if err != nil || r.outer || r.item.domains == nil {
 			return nil
 		}
-		spec, ok := r.item.domains[strings.ToLower(r.col)]
+		spec, ok := r.item.domains[catalog.NameKey(r.col)]
 		if !ok {
 			return nil
 		}

@@ -283,7 +283,7 @@ func distinctColumns(info *relInfo, at sqlerr.Pos) error {
 	}
 	seen := map[string]bool{}
 	for _, c := range info.cols {
-		k := strings.ToLower(c)
+		k := catalog.NameKey(c)
 		if c == "" {
 			continue
 		}
@@ -334,7 +334,7 @@ func (a *analyzer) join(j *ast.Join, e *env, ctx context) (*fromResult, error) {
 				if it.merged == nil {
 					it.merged = map[string]bool{}
 				}
-				it.merged[strings.ToLower(c)] = true
+				it.merged[catalog.NameKey(c)] = true
 			}
 		}
 	}

@@ -1,8 +1,6 @@
 package analyzer
 
 import (
-	"strings"
-
 	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -134,7 +132,7 @@ func (s *scope) resolveHere(c *ast.ColumnRef) (ref, bool, error) {
 			if err := it.unambiguousCol(c, parts[0].Name); err != nil {
 				return ref{}, false, err
 			}
-			if col, ok := it.hasCol(parts[0].Name); ok && !it.merged[strings.ToLower(col)] {
+			if col, ok := it.hasCol(parts[0].Name); ok && !it.merged[catalog.NameKey(col)] {
 				found = append(found, ref{item: it, col: col})
 			}
 		}

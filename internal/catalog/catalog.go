@@ -74,7 +74,7 @@ type Relation struct {
 
 // Domain returns the public domain declared for a column, if any.
 func (r *Relation) Domain(column string) (string, bool) {
-	d, ok := r.Domains[strings.ToLower(column)]
+	d, ok := r.Domains[NameKey(column)]
 	return d, ok
 }
 
@@ -104,7 +104,7 @@ func New(rels ...*Relation) *Catalog {
 		if r == nil || (r.Kind != Private && r.Kind != Public) {
 			continue
 		}
-		c.byName[strings.ToLower(r.Name)] = r
+		c.byName[NameKey(r.Name)] = r
 	}
 	for _, r := range c.byName {
 		c.sorted = append(c.sorted, r)
@@ -118,7 +118,7 @@ func New(rels ...*Relation) *Catalog {
 // Lookup finds a Private or Public relation by name, case-insensitively. Hidden relations are
 // never found.
 func (c *Catalog) Lookup(name string) (*Relation, bool) {
-	r, ok := c.byName[strings.ToLower(name)]
+	r, ok := c.byName[NameKey(name)]
 	return r, ok
 }
 

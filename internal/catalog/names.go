@@ -1,21 +1,33 @@
 package catalog
 
-import (
-	"strings"
-	"unicode"
-)
+import "unicode"
 
-// SameName reports whether a and b are one name to dpsql: equal once lower-cased, as DuckDB
-// compares identifiers (PostgreSQL compares quoted names exactly; dpsql refuses relations and
-// columns whose names collide up to case there). Every comparison of relation, column,
-// alias and CTE names uses it or NameKey, never strings.EqualFold: EqualFold also matches
-// runes that lower-case apart ("ſ" and "s"), which the database tells apart, so the analyzer
-// would check one column while the database read another (an outside review moved the
-// privacy unit onto another column that way).
-func SameName(a, b string) bool { return strings.ToLower(a) == strings.ToLower(b) }
+// SameName reports whether a and b are one name to dpsql: equal up to the case of ASCII
+// letters, as DuckDB's binder and catalog compare identifiers and as PostgreSQL folds unquoted
+// ones (dpsql refuses relations and columns whose names collide up to case there). "Ä" and
+// "ä" are two names, as they are to DuckDB. Every comparison of relation, column, alias and
+// CTE names uses it or NameKey, never strings.EqualFold or strings.ToLower: those also match
+// non-ASCII letters the database tells apart ("ſ" and "s", "Ä" and "ä"), so the analyzer
+// would check one column while the database read another (outside reviews moved the privacy
+// unit onto another column that way, and onto a FROM item DuckDB binds laterally).
+func SameName(a, b string) bool { return NameKey(a) == NameKey(b) }
 
 // NameKey is the key of a name in maps: SameName(a, b) if and only if NameKey(a) == NameKey(b).
-func NameKey(s string) string { return strings.ToLower(s) }
+// It lower-cases ASCII letters only.
+func NameKey(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
 
 // ConfusableRune returns the first rune of name whose upper and lower cases do not map back
 // to it (the long s "ſ", the Kelvin sign, the dotless and dotted i, the final sigma, titlecase

@@ -274,10 +274,20 @@ func TestLeakConfusableNames(t *testing.T) {
 	}
 	defer analyst.Close()
 	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
+	var list []string
+	for i := range 100 {
+		list = append(list, fmt.Sprint(i))
+	}
+	units := "[" + strings.Join(list, ", ") + "]" // made-up units
 	for _, q := range []string{
 		opts + `g, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT * FROM (SELECT salary AS "ſ", uid AS "s", g FROM t) AS y) AS z GROUP BY g`,
 		opts + `yg, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM t AS "ſ" JOIN (SELECT uid AS yu, salary AS uid, g AS yg FROM t) AS s ON "s".uid = yu GROUP BY yg`,
 		opts + `yg, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM t AS "S" JOIN (SELECT uid AS yu, salary AS uid, g AS yg FROM t) AS s ON "s".uid = yu GROUP BY yg`,
+		// DuckDB matches names up to ASCII case only, and binds a name a FROM subquery lacks
+		// to a FROM item left of it: "Ä" was the subquery's "ä" (the unit) to the analyzer
+		// and the UNNEST's column to DuckDB, 100 made-up units each holding every row.
+		opts + `s.g, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM UNNEST(` + units + `) AS u("Ä"), (SELECT "Ä" AS uid, g FROM (SELECT uid AS "ä", g FROM t) x) s GROUP BY s.g`,
+		opts + `ANON_SUM(s.salary CLAMPED BETWEEN 0 AND 100) AS total FROM UNNEST(` + units + `) AS "Ä"(uid), (SELECT "Ä".uid AS uid, salary FROM t AS "ä" WHERE "ä".uid = 7) s`,
 	} {
 		res, err := analyst.Exec(ctx, q)
 		if err == nil {

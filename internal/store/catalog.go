@@ -379,7 +379,7 @@ func attachDomains(domains [][]any, rels []*catalog.Relation) error {
 		if rel.Domains == nil {
 			rel.Domains = map[string]string{}
 		}
-		rel.Domains[strings.ToLower(c.Name)] = asString(r[2])
+		rel.Domains[catalog.NameKey(c.Name)] = asString(r[2])
 	}
 	return nil
 }

@@ -90,6 +90,11 @@ func (r ref) isUnit() bool { return r.item != nil && !r.outer && r.item.isUnit(r
 // resolve finds the relation a column reference belongs to. It returns a positioned error for
 // unknown and ambiguous names.
 func (s *scope) resolve(c *ast.ColumnRef) (ref, error) {
+	if len(c.Parts) > 2 {
+		if err := s.schemaPath(c); err != nil {
+			return ref{}, err
+		}
+	}
 	outer := false
 	for sc := s; sc != nil; sc = sc.outer {
 		r, found, err := sc.resolveHere(c)
@@ -175,6 +180,40 @@ func (s *scope) resolveHere(c *ast.ColumnRef) (ref, bool, error) {
 		}
 		return ref{}, false, nil
 	}
+}
+
+// schemaPath refuses a column reference of more than two parts unless it is
+// schema.table.column for a table the FROM clauses in scope name schema.table without an
+// alias, and no relation in scope answers to schema as an alias or has a column of that name.
+// DuckDB reads A.B.C as field C of struct column B of the FROM item A whenever A.B is not such
+// a table, while the analyzer resolves column C of B: an outside review named a private
+// alias's unit main.q.uid beside a public FROM item main with a struct column q, and DuckDB
+// grouped by the public struct's field (one person became 300 units).
+func (s *scope) schemaPath(c *ast.ColumnRef) error {
+	parts := c.Parts
+	refuse := sqlerr.New(c.Span().Start, sqlerr.FeatureNotSupported,
+		"column reference %s: a name of three parts is read as schema.table.column only for a table written schema.table, without an alias, in FROM; the database reads other forms as a field of a struct column", ast.Format(c)).
+		WithHint("write table.column or alias.column")
+	if len(parts) != 3 {
+		return refuse
+	}
+	schema, table := parts[0].Name, parts[1].Name
+	named := false
+	for sc := s; sc != nil; sc = sc.outer {
+		for _, it := range sc.items {
+			if _, isCol := it.hasCol(schema); isCol || (it.qual != "" && catalog.SameName(it.qual, schema)) {
+				return refuse
+			}
+			if t, ok := it.node.(*ast.TableName); ok && t.Alias == nil && len(t.Name) == 2 &&
+				catalog.SameName(t.Name[0].Name, schema) && catalog.SameName(t.Name[1].Name, table) {
+				named = true
+			}
+		}
+	}
+	if !named {
+		return refuse
+	}
+	return nil
 }
 
 func qualName(it *item) string {

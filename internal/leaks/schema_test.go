@@ -330,3 +330,57 @@ func sqlState(err error) string {
 	}
 	return fmt.Sprint(err)
 }
+
+// TestLeakThreePartNames: the analyzer read a column reference A.B.C as column C of the FROM
+// item B, dropping A; DuckDB reads it so only when A.B is a table named that way, and
+// otherwise as field C of struct column B of the FROM item A. Beside a public relation
+// aliased main with a struct column q, main.q.uid was the private q's unit to the analyzer
+// and the public struct's field to DuckDB (one person, 300 units); main.a.uid = main.b.uid
+// passed as the join of two private relations on their units and compared two equal public
+// fields (a cross join). Such references are refused; schema.table.column stays for a table
+// written schema.table.
+func TestLeakThreePartNames(t *testing.T) {
+	ctx := context.Background()
+	db, dsn := ownerFile(t, "db.duckdb")
+	if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+		CREATE TABLE t (uid INTEGER, k VARCHAR, x INTEGER);
+		INSERT INTO t SELECT i, 'common', i % 5 FROM range(1, 201) r(i);
+		INSERT INTO t VALUES (999, 'secret', 42);
+		ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
+		CREATE TABLE p3 (s STRUCT(uid INTEGER), z INTEGER);
+		INSERT INTO p3 SELECT {'uid': i}, i FROM range(1, 301) r(i);
+		ALTER TABLE p3 SET OPTIONS(public=true);
+		CREATE SCHEMA sch;
+		CREATE TABLE sch.v (uid INTEGER, k VARCHAR);
+		INSERT INTO sch.v SELECT i, 'common' FROM range(300) r(i);
+		ALTER TABLE sch.v SET OPTIONS(anonymization_userid_column='uid');
+		CHECKPOINT`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	analyst, err := dpsql.Open(ctx, dpsql.Config{Database: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer analyst.Close()
+	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
+	for _, q := range []string{
+		opts + `k, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT main.q.uid AS uid, q.k AS k FROM t AS q, (SELECT s AS q FROM p3) AS main) q2 GROUP BY k`,
+		opts + `b.k AS kk, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM t AS a JOIN (t AS b CROSS JOIN (SELECT s AS a, s AS b FROM p3 WHERE z = 1) AS main) ON main.a.uid = main.b.uid GROUP BY b.k`,
+		opts + `k, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT x.q.uid AS uid, q.k AS k FROM t AS q, (SELECT s AS q FROM p3) AS x) q2 GROUP BY k`,
+		opts + `k, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM sch.v AS w GROUP BY sch.w.k`,
+	} {
+		res, err := analyst.Exec(ctx, q)
+		if err == nil {
+			t.Errorf("%s\nanswered: %v", q, res[0].Rows)
+		} else if c := sqlState(err); c != sqlerr.FeatureNotSupported && c != sqlerr.PrivacyViolation {
+			t.Errorf("%s\nrefused with %v, want a refusal at analysis", q, err)
+		}
+	}
+	// schema.table.column of a table written schema.table.
+	if _, err := analyst.Exec(ctx, opts+`sch.v.k, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM sch.v GROUP BY sch.v.k`); err != nil {
+		t.Errorf("sch.v.k: %v", err)
+	}
+}

@@ -265,14 +265,7 @@ func TestLeakConfusableNames(t *testing.T) {
 	if _, err := db.Exec(ctx, "SET schema = 'main'; ALTER TABLE s.p SET OPTIONS(public=true); CHECKPOINT"); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	analyst, err := dpsql.Open(ctx, dpsql.Config{Database: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer analyst.Close()
+	analyst := reopenAsAnalyst(t, db, dsn)
 	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
 	var list []string
 	for i := range 100 {
@@ -357,14 +350,7 @@ func TestLeakThreePartNames(t *testing.T) {
 		CHECKPOINT`); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	analyst, err := dpsql.Open(ctx, dpsql.Config{Database: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer analyst.Close()
+	analyst := reopenAsAnalyst(t, db, dsn)
 	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
 	for _, q := range []string{
 		opts + `k, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT main.q.uid AS uid, q.k AS k FROM t AS q, (SELECT s AS q FROM p3) AS main) q2 GROUP BY k`,
@@ -383,4 +369,19 @@ func TestLeakThreePartNames(t *testing.T) {
 	if _, err := analyst.Exec(ctx, opts+`sch.v.k, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM sch.v GROUP BY sch.v.k`); err != nil {
 		t.Errorf("sch.v.k: %v", err)
 	}
+}
+
+// reopenAsAnalyst closes the owner's database db and opens the file dsn as an analyst (closed
+// at the test's end).
+func reopenAsAnalyst(t *testing.T, db *dpsql.DB, dsn string) *dpsql.DB {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	analyst, err := dpsql.Open(context.Background(), dpsql.Config{Database: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { analyst.Close() })
+	return analyst
 }

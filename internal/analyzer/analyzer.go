@@ -531,6 +531,36 @@ func (a *analyzer) nameOutputs(s *ast.Select) {
 	}
 }
 
+// starSource refuses a qualified star x.* unless x names exactly one relation of the FROM
+// clause (or is schema.table for a table written so, without an alias): DuckDB expands x.*
+// of a struct column x into its fields, which the analyzer would not see (an outside review
+// added a struct field named like the unit's alias that way, and DuckDB renamed the unit).
+func starSource(it *ast.SelectItem, sc *scope) error {
+	parts := it.StarTable
+	if len(parts) == 0 {
+		return nil
+	}
+	matches := 0
+	for _, src := range sc.items {
+		if !catalog.SameName(src.qual, parts[len(parts)-1].Name) {
+			continue
+		}
+		t, isTable := src.node.(*ast.TableName)
+		switch {
+		case len(parts) == 1:
+			matches++
+		case len(parts) == 2 && isTable && t.Alias == nil && len(t.Name) == 2 && catalog.SameName(t.Name[0].Name, parts[0].Name):
+			matches++
+		}
+	}
+	if matches != 1 {
+		return sqlerr.New(it.Span().Start, sqlerr.FeatureNotSupported,
+			"%s.* must name one relation of the FROM clause: the database expands a struct column's fields for it, which dpsql does not check", ast.Format(&ast.ColumnRef{Parts: parts})).
+			WithHint("list the columns, or the fields (x.f AS f), one by one")
+	}
+	return nil
+}
+
 // outputs computes the output column names of a SELECT and which one is the privacy unit.
 func (a *analyzer) outputs(s *ast.Select, sc *scope) ([]string, int, error) {
 	var cols []string
@@ -538,6 +568,9 @@ func (a *analyzer) outputs(s *ast.Select, sc *scope) ([]string, int, error) {
 	for _, it := range s.Items {
 		switch {
 		case it.Star:
+			if err := starSource(it, sc); err != nil {
+				return nil, -1, err
+			}
 			for _, src := range sc.items {
 				if len(it.StarTable) > 0 && !catalog.SameName(src.qual, it.StarTable[len(it.StarTable)-1].Name) {
 					continue

@@ -385,3 +385,40 @@ func reopenAsAnalyst(t *testing.T, db *dpsql.DB, dsn string) *dpsql.DB {
 	t.Cleanup(func() { analyst.Close() })
 	return analyst
 }
+
+// TestLeakStructStar: x.* of a struct column x added no column for the analyzer, while DuckDB
+// expands the struct's fields: a field named like the unit's alias (uid AS id beside a
+// struct with a field id) made DuckDB rename the unit id_1 and group by the public field,
+// releasing a lone person's group; a field uid beside the unit swapped the column a NATURAL
+// JOIN matches units on. A qualified star must name one relation of the FROM clause.
+func TestLeakStructStar(t *testing.T) {
+	ctx := context.Background()
+	db, dsn := ownerFile(t, "db.duckdb")
+	if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+		CREATE TABLE people AS SELECT i AS uid, CASE WHEN i = 1 THEN 'secret' ELSE 'none' END AS diagnosis,
+			{'uid': i % 7, 'g': 'x'} AS s FROM range(1, 201) r(i);
+		ALTER TABLE people SET OPTIONS(anonymization_userid_column='uid');
+		CREATE TABLE regions AS SELECT i AS code, {'id': i, 'name': 'r' || i} AS info FROM range(1, 51) r(i);
+		ALTER TABLE regions SET OPTIONS(public=true);
+		CHECKPOINT`); err != nil {
+		t.Fatal(err)
+	}
+	analyst := reopenAsAnalyst(t, db, dsn)
+	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
+	for _, q := range []string{
+		opts + `d, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT i.*, uid AS id, d FROM (SELECT people.uid, people.diagnosis AS d, regions.info AS i FROM people CROSS JOIN regions)) GROUP BY d`,
+		opts + `gg, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT s.*, uid, diagnosis AS gg FROM people) GROUP BY gg`,
+		opts + `ug, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT uid, diagnosis AS gg FROM people) NATURAL JOIN (SELECT s.*, uid, diagnosis AS ug FROM people) GROUP BY ug`,
+	} {
+		res, err := analyst.Exec(ctx, q)
+		if err == nil {
+			t.Errorf("%s\nanswered: %v", q, res[0].Rows)
+		} else if c := sqlState(err); c != sqlerr.FeatureNotSupported {
+			t.Errorf("%s\nrefused with %v, want %s", q, err, sqlerr.FeatureNotSupported)
+		}
+	}
+	// A star of a relation of the FROM clause stays.
+	if _, err := analyst.Exec(ctx, opts+`diagnosis, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT p.* FROM people AS p) GROUP BY diagnosis`); err != nil {
+		t.Errorf("p.*: %v", err)
+	}
+}

@@ -37,6 +37,7 @@ const (
 	RuleReservedName        = "names-do-not-shadow-the-engine"
 	RuleBoundedGroups       = "contributions-bounded-across-groups"
 	RuleJoinColumnTypes     = "using-columns-of-one-type"
+	RuleUnionColumnTypes    = "union-columns-of-one-type"
 )
 
 // Analyze checks one statement of an analyst against the catalog. It returns a *Query for

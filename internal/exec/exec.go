@@ -307,6 +307,34 @@ func checkJoinColumnTypes(ctx context.Context, b backend.Backend, q *analyzer.Qu
 	return nil
 }
 
+// checkUnionColumnTypes refuses a set operation whose branches give a column different types
+// (sqlgen.UnionProbes), numbers apart: the database would convert one branch's values row by
+// row, failing on one row's value, and privacy units of two types would make one person two
+// units (outside review: a DOUBLE unit 1.0 and a VARCHAR unit '1'). The probes read no row.
+func checkUnionColumnTypes(ctx context.Context, b backend.Backend, q *analyzer.Query, d backend.Dialect) error {
+	for _, p := range sqlgen.UnionProbes(q, d) {
+		refuse := func(format string, args ...any) error {
+			return sqlerr.Privacy(p.Union.Span().Start, analyzer.RuleUnionColumnTypes, fmt.Sprintf(format, args...),
+				"give each column one type in every branch (CAST it explicitly in the branch that differs)")
+		}
+		left, err := b.Query(ctx, p.Left)
+		if err != nil {
+			return refuse("the columns of this %s's left branch cannot be read without data: %v", p.Union.Op, err)
+		}
+		right, err := b.Query(ctx, p.Right)
+		if err != nil {
+			return refuse("the columns of this %s's right branch cannot be read without data: %v", p.Union.Op, err)
+		}
+		for i := range min(len(left.Types), len(right.Types)) {
+			lt, rt := left.Types[i], right.Types[i]
+			if !strings.EqualFold(lt, rt) && !(numericType(lt) && numericType(rt)) {
+				return refuse("column %d of this %s is of type %s in one branch and %s in the other: the database would convert the values row by row, and a value that does not convert, or a privacy unit of another type, would change the result because of one row", i+1, p.Union.Op, lt, rt)
+			}
+		}
+	}
+	return nil
+}
+
 // numericType reports whether a column type (DuckDB's or PostgreSQL's name) is a number: two
 // numeric types are compared in their common wider type, a conversion that cannot fail.
 func numericType(t string) bool {
@@ -376,6 +404,9 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 		return nil
 	}
 	if err := checkJoinColumnTypes(ctx, b, pr.Plan.Query, pr.dialect); err != nil {
+		return err
+	}
+	if err := checkUnionColumnTypes(ctx, b, pr.Plan.Query, pr.dialect); err != nil {
 		return err
 	}
 	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))

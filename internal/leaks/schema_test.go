@@ -422,3 +422,45 @@ func TestLeakStructStar(t *testing.T) {
 		t.Errorf("p.*: %v", err)
 	}
 }
+
+// TestLeakImplicitConversions: DuckDB gives a CASE or a UNION column one type and
+// converts the other values to it row by row. CASE WHEN k = 'secret' THEN 'x' ELSE 1 END
+// failed on one person's row only (a one-bit answer per query at any epsilon), and a UNION
+// ALL of a DOUBLE unit and a VARCHAR unit made one person the two units 1.0 and '1'. A CASE is
+// evaluated so that a value that does not convert is NULL; a UNION whose
+// branches give a column two types is refused before the charge.
+func TestLeakImplicitConversions(t *testing.T) {
+	ctx := context.Background()
+	db, dsn := ownerFile(t, "db.duckdb")
+	if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+		CREATE TABLE t AS SELECT i AS uid, CASE WHEN i = 1 THEN 'secret' ELSE 'common' END AS k FROM range(1, 201) r(i);
+		ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
+		CREATE TABLE visits AS SELECT CAST(uid AS DOUBLE) AS uid, k FROM t;
+		ALTER TABLE visits SET OPTIONS(anonymization_userid_column='uid');
+		CREATE TABLE orders AS SELECT CAST(uid AS VARCHAR) AS uid, k FROM t;
+		ALTER TABLE orders SET OPTIONS(anonymization_userid_column='uid');
+		CHECKPOINT`); err != nil {
+		t.Fatal(err)
+	}
+	analyst := reopenAsAnalyst(t, db, dsn)
+	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "
+	// The same outcome whether the one person's row takes the branch or not.
+	for _, who := range []string{"nobody", "secret"} {
+		for _, q := range []string{
+			opts + `ANON_SUM(CASE WHEN k = '` + who + `' THEN 'x' ELSE 1 END CLAMPED BETWEEN 0 AND 1) AS n FROM t`,
+			opts + `ANON_COUNT(CASE WHEN k = '` + who + `' THEN 'x' ELSE DATE '2020-01-01' END, contribution_bounds_per_group => (0, 1)) AS n FROM t`,
+		} {
+			if _, err := analyst.Exec(ctx, q); err != nil {
+				t.Errorf("%s\n%v", q, err)
+			}
+		}
+		q := opts + `ANON_COUNT(a, contribution_bounds_per_group => (0, 1)) AS n FROM (SELECT uid, [1] AS a FROM t UNION ALL SELECT uid, CASE WHEN k = '` + who + `' THEN 'x' END FROM t) q`
+		if _, err := analyst.Exec(ctx, q); sqlState(err) != sqlerr.PrivacyViolation {
+			t.Errorf("%s\n%v, want the refusal of %s", q, err, "union-columns-of-one-type")
+		}
+	}
+	q := opts + `k, ANON_COUNT(DISTINCT uid) AS n FROM (SELECT uid, k FROM visits UNION ALL SELECT uid, k FROM orders) q GROUP BY k`
+	if res, err := analyst.Exec(ctx, q); sqlState(err) != sqlerr.PrivacyViolation {
+		t.Errorf("%s\n%v, %v: want the refusal of %s", q, res, err, "union-columns-of-one-type")
+	}
+}

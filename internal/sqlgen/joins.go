@@ -22,14 +22,7 @@ type JoinProbe struct {
 // JoinProbes returns the probes of every USING or NATURAL join the stage SQL of q contains
 // (in its FROM and its CTEs).
 func JoinProbes(q *analyzer.Query, d backend.Dialect) []JoinProbe {
-	var with string
-	if len(q.With) > 0 {
-		ctes := make([]string, len(q.With))
-		for i, c := range q.With {
-			ctes[i] = PrintData(d, c)
-		}
-		with = "WITH " + strings.Join(ctes, ",\n") + "\n"
-	}
+	with := probeWith(q, d)
 	side := func(t ast.TableExpr) string {
 		return with + "SELECT * FROM " + PrintData(d, t) + " LIMIT 0"
 	}
@@ -46,11 +39,57 @@ func JoinProbes(q *analyzer.Query, d backend.Dialect) []JoinProbe {
 		out = append(out, pr)
 		return true
 	}
+	walkStage(q, visit)
+	return out
+}
+
+// probeWith is the WITH clause of q's CTEs, printed for the stage, that probes of its parts
+// start with ("" without CTEs).
+func probeWith(q *analyzer.Query, d backend.Dialect) string {
+	if len(q.With) == 0 {
+		return ""
+	}
+	ctes := make([]string, len(q.With))
+	for i, c := range q.With {
+		ctes[i] = PrintData(d, c)
+	}
+	return "WITH " + strings.Join(ctes, ",\n") + "\n"
+}
+
+// walkStage visits the parts of q the stage SQL reads: its CTEs and its FROM clause.
+func walkStage(q *analyzer.Query, visit func(ast.Node) bool) {
 	for _, c := range q.With {
 		ast.Walk(c, visit)
 	}
 	for _, t := range q.From {
 		ast.Walk(t, visit)
 	}
+}
+
+// UnionProbe is a UNION [ALL] in the SQL of an anonymized query, with one query per branch
+// that reads no row and returns the branch's column types. The database gives each column
+// of a union one type and converts the other branch's values to it row by row: a value that
+// does not convert (a text 'x' where the other branch has numbers or lists) fails the query
+// because of one row, and privacy units of two types (1.0 and '1') would become two units
+// for one person. The executor requires one type per column (numbers of any type, which
+// convert without failing) before anything is charged.
+type UnionProbe struct {
+	Union       *ast.SetOp
+	Left, Right string
+}
+
+// UnionProbes returns the probes of every set operation the stage SQL of q contains.
+func UnionProbes(q *analyzer.Query, d backend.Dialect) []UnionProbe {
+	with := probeWith(q, d)
+	side := func(e ast.SetExpr) string {
+		return with + "SELECT * FROM (" + PrintData(d, e) + ") AS _dp_branch LIMIT 0"
+	}
+	var out []UnionProbe
+	walkStage(q, func(n ast.Node) bool {
+		if u, ok := n.(*ast.SetOp); ok {
+			out = append(out, UnionProbe{Union: u, Left: side(u.Left), Right: side(u.Right)})
+		}
+		return true
+	})
 	return out
 }

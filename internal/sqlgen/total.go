@@ -110,7 +110,12 @@ func fallible(n ast.Node) bool {
 		return x.Op != "AND" && x.Op != "OR"
 	case *ast.Unary:
 		return x.Op == "-" || x.Op == "+"
-	case *ast.Between, *ast.InList, *ast.Like, *ast.Extract:
+	case *ast.Between, *ast.InList, *ast.Like, *ast.Extract, *ast.InSubquery:
+		return true
+	case *ast.Case, *ast.ArrayLit:
+		// Their values take one type, to which DuckDB converts each branch's or element's
+		// value row by row: CASE WHEN k = 'secret' THEN 'x' ELSE 1 END failed on one
+		// person's row only (outside review).
 		return true
 	case *ast.FuncCall:
 		return x.Over == nil && len(x.Name) == 1 && !analyzer.IsAggregate(x.Name[0].Name)

@@ -272,13 +272,9 @@ func checkJoinColumnTypes(ctx context.Context, b backend.Backend, q *analyzer.Qu
 			return sqlerr.Privacy(p.Join.Span().Start, analyzer.RuleJoinColumnTypes, fmt.Sprintf(format, args...),
 				"write the join with ON and compare values of one type (CAST one side explicitly), or make both columns the same type")
 		}
-		left, err := b.Query(ctx, p.Left)
+		left, right, err := probeSides(ctx, b, p.Left, p.Right)
 		if err != nil {
-			return refuse("the columns of this join's left side cannot be read without data: %v", err)
-		}
-		right, err := b.Query(ctx, p.Right)
-		if err != nil {
-			return refuse("the columns of this join's right side cannot be read without data: %v", err)
+			return refuse("the columns of this join's sides cannot be read without data: %v", err)
 		}
 		typeOf := func(r *backend.Rows, name string) (string, bool) {
 			for i, c := range r.Columns {
@@ -317,13 +313,9 @@ func checkUnionColumnTypes(ctx context.Context, b backend.Backend, q *analyzer.Q
 			return sqlerr.Privacy(p.Union.Span().Start, analyzer.RuleUnionColumnTypes, fmt.Sprintf(format, args...),
 				"give each column one type in every branch (CAST it explicitly in the branch that differs)")
 		}
-		left, err := b.Query(ctx, p.Left)
+		left, right, err := probeSides(ctx, b, p.Left, p.Right)
 		if err != nil {
-			return refuse("the columns of this %s's left branch cannot be read without data: %v", p.Union.Op, err)
-		}
-		right, err := b.Query(ctx, p.Right)
-		if err != nil {
-			return refuse("the columns of this %s's right branch cannot be read without data: %v", p.Union.Op, err)
+			return refuse("the columns of this %s's branches cannot be read without data: %v", p.Union.Op, err)
 		}
 		for i := range min(len(left.Types), len(right.Types)) {
 			lt, rt := left.Types[i], right.Types[i]
@@ -333,6 +325,18 @@ func checkUnionColumnTypes(ctx context.Context, b backend.Backend, q *analyzer.Q
 		}
 	}
 	return nil
+}
+
+// probeSides runs the probes of a join's sides or a set operation's branches (queries that
+// read no row) and returns their columns and types.
+func probeSides(ctx context.Context, b backend.Backend, left, right string) (l, r *backend.Rows, err error) {
+	if l, err = b.Query(ctx, left); err != nil {
+		return nil, nil, err
+	}
+	if r, err = b.Query(ctx, right); err != nil {
+		return nil, nil, err
+	}
+	return l, r, nil
 }
 
 // numericType reports whether a column type (DuckDB's or PostgreSQL's name) is a number: two

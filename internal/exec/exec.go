@@ -295,7 +295,7 @@ func checkJoinColumnTypes(ctx context.Context, b backend.Backend, q *analyzer.Qu
 		for _, c := range cols {
 			lt, lok := typeOf(left, c)
 			rt, rok := typeOf(right, c)
-			if lok && rok && !strings.EqualFold(lt, rt) && !(numericType(lt) && numericType(rt)) {
+			if lok && rok && !strings.EqualFold(lt, rt) && !convertibleNumbers(lt, rt) {
 				return refuse("the join matches column %s of type %s with one of type %s: the database would convert the values row by row, and a value that does not convert would make the query fail because of one row", c, lt, rt)
 			}
 		}
@@ -319,7 +319,7 @@ func checkUnionColumnTypes(ctx context.Context, b backend.Backend, q *analyzer.Q
 		}
 		for i := range min(len(left.Types), len(right.Types)) {
 			lt, rt := left.Types[i], right.Types[i]
-			if !strings.EqualFold(lt, rt) && !(numericType(lt) && numericType(rt)) {
+			if !strings.EqualFold(lt, rt) && !convertibleNumbers(lt, rt) {
 				return refuse("column %d of this %s is of type %s in one branch and %s in the other: the database would convert the values row by row, and a value that does not convert, or a privacy unit of another type, would change the result because of one row", i+1, p.Union.Op, lt, rt)
 			}
 		}
@@ -337,6 +337,20 @@ func probeSides(ctx context.Context, b backend.Backend, left, right string) (l, 
 		return nil, nil, err
 	}
 	return l, r, nil
+}
+
+// convertibleNumbers reports whether two different column types are numbers that the
+// database converts to a common type without failing: integers and floating-point numbers.
+// A DECIMAL is not one: an integer of 10^8 does not fit DECIMAL(38,30), the type DuckDB
+// gives a column of both (outside review: a USING join and a UNION ALL failed on one row).
+func convertibleNumbers(a, b string) bool {
+	return numericType(a) && numericType(b) && !decimalType(a) && !decimalType(b)
+}
+
+// decimalType reports whether a column type is a fixed-point number (DECIMAL, NUMERIC).
+func decimalType(t string) bool {
+	t = strings.ToUpper(strings.TrimSpace(t))
+	return strings.HasPrefix(t, "DECIMAL") || strings.HasPrefix(t, "NUMERIC")
 }
 
 // numericType reports whether a column type (DuckDB's or PostgreSQL's name) is a number: two

@@ -463,4 +463,21 @@ func TestLeakImplicitConversions(t *testing.T) {
 	if res, err := analyst.Exec(ctx, q); sqlState(err) != sqlerr.PrivacyViolation {
 		t.Errorf("%s\n%v, %v: want the refusal of %s", q, res, err, "union-columns-of-one-type")
 	}
+	// A seventh review: an integer of 10^17 does not fit DECIMAL(38,30), the type DuckDB gives
+	// a UNION column or a USING column of both; DuckDB interpolates a DATE's median as a
+	// TIMESTAMP, which a date of year 300000 does not fit. Each failed on one person's row.
+	for _, q := range []string{
+		opts + `ANON_SUM(c CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT uid, CASE WHEN %s THEN 100000000000000000 ELSE 0 END AS c FROM t UNION ALL SELECT uid, CAST(1 AS DECIMAL(38,30)) AS c FROM t) u`,
+		opts + `ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT uid, CASE WHEN %s THEN 100000000000000000 ELSE 0 END AS c FROM t) a JOIN (SELECT uid, CAST(0 AS DECIMAL(38,30)) AS c FROM t) b USING (uid, c)`,
+		opts + `ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT uid, median(CASE WHEN %s THEN DATE '300000-01-01' ELSE DATE '2020-01-01' END) AS m FROM t GROUP BY uid) s WHERE m IS NOT NULL`,
+	} {
+		var outcomes []string
+		for _, who := range []string{"uid = 9999", "uid = 1"} {
+			_, err := analyst.Exec(ctx, fmt.Sprintf(q, who))
+			outcomes = append(outcomes, sqlState(err))
+		}
+		if outcomes[0] != outcomes[1] || outcomes[0] == sqlerr.FailedAfterData {
+			t.Errorf("%s\noutcomes %v without and with the person's row: want one refusal before the charge, or success, for both", q, outcomes)
+		}
+	}
 }

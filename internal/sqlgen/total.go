@@ -77,6 +77,19 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 		cc := *x
 		cc.Safe, cc.Colon = true, false
 		return base(p, &cc)
+	case *ast.FuncCall:
+		if interpolating(x) {
+			// DuckDB interpolates a DATE's median as a TIMESTAMP when it finalizes the
+			// group, and fails on a date outside TIMESTAMP's range: one unit's value in a
+			// per-unit subquery failed the query (outside review). The argument is read as a
+			// number (TRY_CAST); other types are refused when the query is bound.
+			cc := *x
+			cc.Args = append([]ast.Expr{&ast.Cast{X: x.Args[0], Type: &ast.TypeName{Name: "DOUBLE"}, Safe: true}}, x.Args[1:]...)
+			if !base(p, &cc) {
+				p.Default(&cc)
+			}
+			return true
+		}
 	case *ast.Binary:
 		if isComparison(x.Op) && isColumn(x.L) && isColumn(x.R) {
 			p.WriteString("CASE WHEN typeof(")
@@ -100,6 +113,19 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 	}
 	p.WriteString(")")
 	return true
+}
+
+// interpolating reports whether call is an aggregate that interpolates between its
+// argument's values (median, quantile_cont, percentile_cont).
+func interpolating(call *ast.FuncCall) bool {
+	if call.Over != nil || len(call.Name) != 1 || len(call.Args) == 0 {
+		return false
+	}
+	switch strings.ToLower(call.Name[0].Name) {
+	case "median", "quantile_cont", "percentile_cont":
+		return true
+	}
+	return false
 }
 
 // fallible reports whether evaluating n (not counting its children) can fail at run time on

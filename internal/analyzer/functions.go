@@ -70,8 +70,8 @@ var aggregateFuncs = setOf(
 var perUnitAggregates = setOf(
 	"count", "sum", "avg", "mean", "min", "max", "median", "bool_and", "bool_or", "any_value",
 	"arbitrary", "first", "last", "count_if", "countif", "mode", "approx_count_distinct",
-	"quantile_cont", "quantile_disc", "arg_min", "arg_max", "min_by", "max_by", "bit_and",
-	"bit_or", "every", "logical_and", "logical_or", "percentile_cont", "percentile_disc",
+	"quantile_cont", "quantile_disc", "arg_min", "arg_max", "min_by", "max_by",
+	"every", "logical_and", "logical_or", "percentile_cont", "percentile_disc",
 	"fsum", "sumkahan",
 )
 

@@ -342,15 +342,18 @@ func probeSides(ctx context.Context, b backend.Backend, left, right string) (l, 
 // convertibleNumbers reports whether two different column types are numbers that the
 // database converts to a common type without failing: integers and floating-point numbers.
 // A DECIMAL is not one: an integer of 10^8 does not fit DECIMAL(38,30), the type DuckDB
-// gives a column of both (outside review: a USING join and a UNION ALL failed on one row).
+// gives a column of both; nor is UHUGEINT, which DuckDB meets with a signed integer in
+// HUGEINT, where a value above 2^127 does not fit (outside reviews: USING joins and UNION
+// ALLs failed on one row).
 func convertibleNumbers(a, b string) bool {
-	return numericType(a) && numericType(b) && !decimalType(a) && !decimalType(b)
+	return numericType(a) && numericType(b) && !exactOnly(a) && !exactOnly(b)
 }
 
-// decimalType reports whether a column type is a fixed-point number (DECIMAL, NUMERIC).
-func decimalType(t string) bool {
+// exactOnly reports whether a numeric column type meets another only when both are the
+// same type: fixed-point numbers (DECIMAL, NUMERIC) and UHUGEINT.
+func exactOnly(t string) bool {
 	t = strings.ToUpper(strings.TrimSpace(t))
-	return strings.HasPrefix(t, "DECIMAL") || strings.HasPrefix(t, "NUMERIC")
+	return strings.HasPrefix(t, "DECIMAL") || strings.HasPrefix(t, "NUMERIC") || t == "UHUGEINT"
 }
 
 // numericType reports whether a column type (DuckDB's or PostgreSQL's name) is a number: two

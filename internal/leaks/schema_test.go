@@ -470,6 +470,11 @@ func TestLeakImplicitConversions(t *testing.T) {
 		opts + `ANON_SUM(c CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT uid, CASE WHEN %s THEN 100000000000000000 ELSE 0 END AS c FROM t UNION ALL SELECT uid, CAST(1 AS DECIMAL(38,30)) AS c FROM t) u`,
 		opts + `ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT uid, CASE WHEN %s THEN 100000000000000000 ELSE 0 END AS c FROM t) a JOIN (SELECT uid, CAST(0 AS DECIMAL(38,30)) AS c FROM t) b USING (uid, c)`,
 		opts + `ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM (SELECT uid, median(CASE WHEN %s THEN DATE '300000-01-01' ELSE DATE '2020-01-01' END) AS m FROM t GROUP BY uid) s WHERE m IS NOT NULL`,
+		// An eighth: UHUGEINT meets a signed integer in HUGEINT; an average of INTERVALs
+		// overflows its days; bit_or of bit strings of two lengths fails in the aggregate.
+		opts + `ANON_COUNT(v, contribution_bounds_per_group => (0, 1)) AS n FROM (SELECT uid, CAST(CASE WHEN %s THEN 2e38 ELSE 0 END AS UHUGEINT) AS v FROM t UNION ALL SELECT uid, uid FROM t) u`,
+		opts + `ANON_COUNT(v, contribution_bounds_per_group => (0, 1)) AS n FROM (SELECT uid, avg(CASE WHEN %s THEN INTERVAL 2000000000 DAY ELSE INTERVAL 1 DAY END) AS v FROM (SELECT uid, k FROM t UNION ALL SELECT uid, k FROM t) w GROUP BY uid) u`,
+		opts + `ANON_COUNT(v, contribution_bounds_per_group => (0, 1)) AS n FROM (SELECT uid, bit_or(CAST(CASE WHEN %s AND b = 0 THEN '10' ELSE '1' END AS BIT)) AS v FROM (SELECT uid, k, 0 AS b FROM t UNION ALL SELECT uid, k, 1 FROM t) w GROUP BY uid) u`,
 	} {
 		var outcomes []string
 		for _, who := range []string{"uid = 9999", "uid = 1"} {

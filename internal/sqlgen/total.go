@@ -438,8 +438,10 @@ func validLikeLiteral(pattern ast.Expr) bool {
 // HUGEINT and DECIMAL(38) in types that raise an error on overflow, even inside TRY, and
 // PostgreSQL's float sums raise one too; one user's rows could make a query fail. On DuckDB
 // the argument is multiplied by a DOUBLE 1 (the sum becomes a double, which overflows to
-// infinity; text stays a type error), on PostgreSQL it is cast to NUMERIC (the cast is
-// printed total, like any other).
+// infinity; text stays a type error) and read as a DOUBLE (TRY_CAST: an INTERVAL times a
+// DOUBLE is still an INTERVAL, whose average overflowed on one unit's values in an outside
+// review; it is NULL now), on PostgreSQL it is cast to NUMERIC (the cast is printed total,
+// like any other).
 func totalSum(d backend.Dialect, n ast.Node) (*ast.FuncCall, bool) {
 	f, ok := n.(*ast.FuncCall)
 	if !ok || len(f.Name) != 1 || len(f.Args) != 1 || f.Star || f.Over != nil {
@@ -454,7 +456,7 @@ func totalSum(d backend.Dialect, n ast.Node) (*ast.FuncCall, bool) {
 	switch d {
 	case backend.DuckDB:
 		one := &ast.Cast{X: intLit("1"), Type: &ast.TypeName{Name: "DOUBLE"}}
-		c.Args = []ast.Expr{&ast.Binary{Op: "*", L: &ast.Paren{X: f.Args[0]}, R: one}}
+		c.Args = []ast.Expr{&ast.Cast{X: &ast.Binary{Op: "*", L: &ast.Paren{X: f.Args[0]}, R: one}, Type: &ast.TypeName{Name: "DOUBLE"}, Safe: true}}
 	case backend.Postgres:
 		c.Args = []ast.Expr{&ast.Cast{X: f.Args[0], Type: &ast.TypeName{Name: "NUMERIC"}}}
 	default:

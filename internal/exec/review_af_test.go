@@ -50,17 +50,11 @@ func reviewBounded(t *testing.T, sql string) string {
 // GAUSSIAN noise assumes L2 = sqrt(kappa)*C and gets kappa*C, and per-group bounds
 // (one row per unit and group) no longer hold.
 func TestReviewCollatedUnitOneRowPerGroup(t *testing.T) {
-	ctx := context.Background()
 	db := ownerDB(t, `CREATE TABLE t (uid VARCHAR COLLATE NOCASE, k VARCHAR, v DOUBLE);
 		INSERT INTO t SELECT 'u' || i, 'k1', 100 FROM range(200) r(i);
 		INSERT INTO t SELECT CASE WHEN i & 1 = 1 THEN 'A' ELSE 'a' END || CASE WHEN i & 2 = 2 THEN 'B' ELSE 'b' END ||
 			CASE WHEN i & 4 = 4 THEN 'C' ELSE 'c' END || CASE WHEN i & 8 = 8 THEN 'D' ELSE 'd' END, 'k1', 100 FROM range(16) r(i)`)
-	if r, err := db.Query(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM t GROUP BY uid)"); err != nil || fmt.Sprint(r.Values[0][0]) != "201" {
-		t.Fatalf("the database should see 201 units: %v %v", r, err)
-	}
-	rel := spelledRel
-	query := spelledQuery
-	refusedForCollation(t, db, rel, query)
+	refusedSpellings(t, db, "uid", 201)
 }
 
 // spelledRel and spelledQuery are the relation t (uid, k, v) of the reviews' databases, where
@@ -82,6 +76,18 @@ func ownerDB(t *testing.T, setup string) backend.Backend {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// refusedSpellings checks that the database groups t's rows by column into want groups (the
+// spellings a collation makes one), then that spelledQuery over spelledRel is refused for the
+// collation before any data is read.
+func refusedSpellings(t *testing.T, db backend.Backend, column string, want int) {
+	t.Helper()
+	r, err := db.Query(context.Background(), "SELECT COUNT(*) FROM (SELECT "+column+" FROM t GROUP BY "+column+")")
+	if err != nil || fmt.Sprint(r.Values[0][0]) != fmt.Sprint(want) {
+		t.Fatalf("the database should see %d groups of %s: %v %v", want, column, r, err)
+	}
+	refusedForCollation(t, db, spelledRel, spelledQuery)
 }
 
 // refusedForCollation checks that query is refused before any data is read, by the rule
@@ -113,23 +119,32 @@ func oneRowPerGroup(t *testing.T, db backend.Backend, rel *catalog.Relation, que
 		if err := pr.Check(ctx, db); err != nil {
 			t.Fatal(err)
 		}
-		exec.DecideBounding(pr, first)
-		res, err := pr.Run(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := db.Query(ctx, reviewBounded(t, pr.StageSQL)+
-			"\nSELECT COALESCE(MAX(n), 0) FROM (SELECT COUNT(*) AS n FROM _dp_bounded GROUP BY _dp_uid, _dp_k0)")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := fmt.Sprint(rows.Values[0][0]); n != "1" {
+		res, most := runForm(t, db, pr, first)
+		if n := fmt.Sprint(most); n != "1" {
 			t.Errorf("aggregate first %v: a unit keeps %s per-unit rows in one group, want 1", first, n)
 		}
 		if len(res.Rows) != 1 || fmt.Sprint(res.Rows[0]...) != "k120100" {
 			t.Errorf("aggregate first %v: released %v, want k1 20100 (201 units, 100 each)", first, res.Rows)
 		}
 	}
+}
+
+// runForm runs pr with the given form of contribution bounding (aggregate first or not) and
+// returns its release and the most per-unit rows a unit keeps in one group of its stage.
+func runForm(t *testing.T, db backend.Backend, pr *exec.Prepared, first bool) (*exec.Result, any) {
+	t.Helper()
+	ctx := context.Background()
+	exec.DecideBounding(pr, first)
+	res, err := pr.Run(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(ctx, reviewBounded(t, pr.StageSQL)+
+		"\nSELECT COALESCE(MAX(n), 0) FROM (SELECT COUNT(*) AS n FROM _dp_bounded GROUP BY _dp_uid, _dp_k0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, rows.Values[0][0]
 }
 
 // reviewMurmur, reviewUnmurmur and reviewCombine replicate DuckDB's hash() of BIGINT

@@ -109,17 +109,15 @@ func readPolicyDuckDB(ctx context.Context, q backend.Querier) *policyRead {
 	// The names are parameters: no text dpsql sends names a relation but the statements that
 	// bind a query without reading rows (internal/leaks checks what reaches the database).
 	var parts []string
-	var keys []string
+	var declared []*table
 	var names []any
 	for _, r := range out.relations {
-		key := strings.ToLower(asString(r[0]))
-		t, ok := out.tables[key]
+		t, ok := out.tables[strings.ToLower(asString(r[0]))]
 		if !ok {
 			continue // a relation that does not exist: LoadCatalog reports it
 		}
-		names = append(names, t.ref)
-		parts = append(parts, fmt.Sprintf("SELECT %d AS i, cid, name, type FROM pragma_table_info(CAST($%d AS VARCHAR))", len(keys), len(names)))
-		keys = append(keys, key)
+		parts = append(parts, fmt.Sprintf("SELECT %d AS i, cid, name, type FROM pragma_table_info(CAST($%d AS VARCHAR))", len(declared), len(declared)+1))
+		declared, names = append(declared, t), append(names, t.ref)
 	}
 	if len(parts) == 0 {
 		return out
@@ -130,10 +128,10 @@ func readPolicyDuckDB(ctx context.Context, q backend.Querier) *policyRead {
 	}
 	for _, r := range cols.Values {
 		i, err := asInt(r[0])
-		if err != nil || i < 0 || int(i) >= len(keys) {
+		if err != nil || i < 0 || int(i) >= len(declared) {
 			return nil
 		}
-		t := out.tables[keys[i]]
+		t := declared[i]
 		t.columns = append(t.columns, catalog.Column{Name: asString(r[2]), Type: asString(r[3])})
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/limits"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/internal/store"
@@ -589,8 +590,8 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 		return nil
 	}
 	stats := sqlgen.ShapeStats(pr.Plan, pr.dialect)
-	if first, ok := pr.Shapes.lookup(stats); ok {
-		return pr.setAggregateFirst(first)
+	if d, ok := pr.Shapes.lookup(stats); ok {
+		return pr.setBounding(d)
 	}
 	rows, err := b.Query(ctx, stats)
 	if err != nil || len(rows.Values) != 1 {
@@ -606,18 +607,59 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 	}
 	units, nrows, pairs, removed := st[0], st[1], st[2], st[3]
 	// Few data, or the prefilter's case: keep it.
-	first := !(units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10))
-	pr.Shapes.store(stats, first)
-	return pr.setAggregateFirst(first)
+	d := Bounding{AggregateFirst: !(units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10))}
+	if !d.AggregateFirst && pr.dialect == backend.DuckDB {
+		if d.UnitBuckets, err = unitBuckets(ctx, b, nrows*sampleScale); err != nil {
+			return err
+		}
+	}
+	pr.Shapes.store(stats, d)
+	return pr.setBounding(d)
 }
 
-// setAggregateFirst makes the stage aggregate per unit before bounding contributions when
-// first is set.
-func (pr *Prepared) setAggregateFirst(first bool) error {
-	if !first {
+// sampleScale is the inverse of the fraction of units that sqlgen.ShapeStats samples.
+const sampleScale = 64
+
+// prefilterBytesPerRow is about how much memory DuckDB's prefilter holds per row of its input
+// (the per-unit lists of priorities, the join's table, the aggregation of the kept rows): 9 GB
+// of peak RSS for 10^8 rows of the hard shape of docs/benchmarks.md.
+const prefilterBytesPerRow = 96
+
+// maxUnitBuckets bounds plan.Plan.UnitBuckets: each bucket reads the rows twice.
+const maxUnitBuckets = 64
+
+// unitBuckets is how many buckets of units the prefilter needs for its working set (about
+// prefilterBytesPerRow for each of rows, an estimate) to stay within 60% of DuckDB's memory
+// limit: a power of two, 1 when it fits. Spilling costs far more than reading the rows again
+// (10^8 rows from Parquet under a 4 GB limit: 3.4 times the floor in one bucket, 2.2 in four).
+func unitBuckets(ctx context.Context, b backend.Backend, rows float64) (int, error) {
+	need := rows * prefilterBytesPerRow
+	if need < 64<<20 {
+		return 1, nil
+	}
+	res, err := b.Query(ctx, "SELECT CAST(current_setting('memory_limit') AS VARCHAR)")
+	if err != nil || len(res.Values) != 1 {
+		return 1, err
+	}
+	text, _ := res.Values[0][0].(string)
+	limit, err := limits.ParseSize(text)
+	if err != nil {
+		return 1, nil // no limit DuckDB prints as a size: one bucket
+	}
+	n := 1
+	for n < maxUnitBuckets && need/float64(n) > 0.6*float64(limit) {
+		n *= 2
+	}
+	return n, nil
+}
+
+// setBounding makes the stage bound contributions as d says.
+func (pr *Prepared) setBounding(d Bounding) error {
+	if !d.AggregateFirst && d.UnitBuckets <= 1 {
 		return nil
 	}
-	pr.Plan.AggregateFirst = true
+	pr.Plan.AggregateFirst = d.AggregateFirst
+	pr.Plan.UnitBuckets = d.UnitBuckets
 	return pr.reprint()
 }
 

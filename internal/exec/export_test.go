@@ -5,8 +5,13 @@ import "github.com/dpsql/dpsql/internal/sqlgen"
 // DecideBounding makes pr's stage bound contributions with the given form (prefilter, or
 // aggregate first) without reading the sample, as a remembered decision would.
 func DecideBounding(pr *Prepared, aggregateFirst bool) {
+	DecideBuckets(pr, Bounding{AggregateFirst: aggregateFirst})
+}
+
+// DecideBuckets is DecideBounding with the whole decision, buckets of units included.
+func DecideBuckets(pr *Prepared, d Bounding) {
 	if pr.Shapes == nil {
 		pr.Shapes = NewShapeCache()
 	}
-	pr.Shapes.store(sqlgen.ShapeStats(pr.Plan, pr.dialect), aggregateFirst)
+	pr.Shapes.store(sqlgen.ShapeStats(pr.Plan, pr.dialect), d)
 }

@@ -19,9 +19,15 @@ type ShapeCache struct {
 	now     func() time.Time
 }
 
+// Bounding is a decision of chooseBounding: how the stage bounds contributions.
+type Bounding struct {
+	AggregateFirst bool // plan.Plan.AggregateFirst
+	UnitBuckets    int  // plan.Plan.UnitBuckets
+}
+
 type shapeEntry struct {
-	first bool // plan.Plan.AggregateFirst
-	at    time.Time
+	decision Bounding
+	at       time.Time
 }
 
 // ShapeTTL is how long a bounding decision is reused.
@@ -36,21 +42,21 @@ func NewShapeCache() *ShapeCache {
 }
 
 // lookup returns the decision remembered for the statistics query key, if it is fresh.
-func (c *ShapeCache) lookup(key string) (first, ok bool) {
+func (c *ShapeCache) lookup(key string) (d Bounding, ok bool) {
 	if c == nil {
-		return false, false
+		return d, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
 	if !ok || c.now().Sub(e.at) >= ShapeTTL {
-		return false, false
+		return Bounding{}, false
 	}
-	return e.first, true
+	return e.decision, true
 }
 
 // store remembers the decision for key.
-func (c *ShapeCache) store(key string, first bool) {
+func (c *ShapeCache) store(key string, d Bounding) {
 	if c == nil {
 		return
 	}
@@ -59,7 +65,7 @@ func (c *ShapeCache) store(key string, first bool) {
 	if len(c.entries) >= maxShapes {
 		clear(c.entries)
 	}
-	c.entries[key] = shapeEntry{first: first, at: c.now()}
+	c.entries[key] = shapeEntry{decision: d, at: c.now()}
 }
 
 // Clear forgets every decision (the engine calls it when it loads the catalog again).

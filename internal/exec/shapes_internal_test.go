@@ -12,8 +12,8 @@ func TestShapeCacheExpires(t *testing.T) {
 	now := time.Unix(1000, 0)
 	c := NewShapeCache()
 	c.now = func() time.Time { return now }
-	c.store("q", true)
-	if w, ok := c.lookup("q"); !ok || !w {
+	c.store("q", Bounding{AggregateFirst: true, UnitBuckets: 4})
+	if w, ok := c.lookup("q"); !ok || w != (Bounding{AggregateFirst: true, UnitBuckets: 4}) {
 		t.Fatalf("fresh decision: %v %v", w, ok)
 	}
 	now = now.Add(ShapeTTL - time.Second)
@@ -29,14 +29,14 @@ func TestShapeCacheExpires(t *testing.T) {
 		t.Fatalf("Clear kept %d entries", len(c.entries))
 	}
 	for i := 0; i < maxShapes; i++ {
-		c.store(fmt.Sprint(i), false)
+		c.store(fmt.Sprint(i), Bounding{})
 	}
-	c.store("last", false)
+	c.store("last", Bounding{})
 	if _, ok := c.lookup("0"); ok || len(c.entries) != 1 {
 		t.Errorf("a full cache kept %d entries", len(c.entries))
 	}
 	var none *ShapeCache
-	none.store("q", true)
+	none.store("q", Bounding{AggregateFirst: true})
 	none.Clear()
 	if _, ok := none.lookup("q"); ok {
 		t.Error("a nil cache remembered a decision")

@@ -115,8 +115,9 @@ func TestShapeCacheStaleDecisionSameRelease(t *testing.T) {
 	}
 }
 
-// TestBoundingFormsAgree runs queries with both DuckDB forms of contribution bounding, the
-// prefilter and aggregate-first (plan.Plan.AggregateFirst), under several seeds and checks
+// TestBoundingFormsAgree runs queries with DuckDB's forms of contribution bounding, the
+// prefilter (in one run, or per bucket of units: plan.Plan.UnitBuckets) and aggregate-first
+// (plan.Plan.AggregateFirst), under several seeds and checks
 // that they release the same exact rows (the executor picks the form from statistics of all
 // units' data, so a unit's contribution must not depend on it), and that neither lets a unit
 // into more than kappa groups. The data mixes units within kappa, units over it, units with
@@ -150,8 +151,10 @@ func TestBoundingFormsAgree(t *testing.T) {
 		strings.Replace(opts, "kappa=4", "kappa=1", 1) + " k, ANON_COUNT(*) AS n FROM t GROUP BY k",
 	} {
 		for _, seed := range []int64{1, -2, 77777777777, -9223372036854775807} {
-			var released [2][]string
-			for i, first := range []bool{false, true} {
+			forms := []exec.Bounding{{}, {AggregateFirst: true}, {UnitBuckets: 3}, {UnitBuckets: 4}}
+			released := make([][]string, len(forms))
+			for i, form := range forms {
+				first := form.AggregateFirst
 				p := planFor(t, query, rel)
 				p.Seed = seed
 				pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
@@ -161,13 +164,13 @@ func TestBoundingFormsAgree(t *testing.T) {
 				if err := pr.Check(ctx, db); err != nil { // the statistics query follows the types
 					t.Fatal(err)
 				}
-				exec.DecideBounding(pr, first)
+				exec.DecideBuckets(pr, form)
 				res, err := pr.Run(ctx, db)
 				if err != nil {
-					t.Fatalf("%s (aggregate first %v): %v", query, first, err)
+					t.Fatalf("%s (%+v): %v", query, form, err)
 				}
-				if p.AggregateFirst != first {
-					t.Fatalf("the stage used aggregate first = %v, want %v", p.AggregateFirst, first)
+				if p.AggregateFirst != first || p.UnitBuckets != form.UnitBuckets {
+					t.Fatalf("the stage used aggregate first = %v and %d buckets, want %+v", p.AggregateFirst, p.UnitBuckets, form)
 				}
 				for _, r := range res.Rows {
 					released[i] = append(released[i], fmt.Sprint(r...))
@@ -180,11 +183,70 @@ func TestBoundingFormsAgree(t *testing.T) {
 					t.Fatalf("%v\n%s", err, pr.StageSQL)
 				}
 				if n := rows.Values[0][0].(int64); n > 601*p.Kappa || n == 0 {
-					t.Errorf("%s\nseed %d aggregate first %v: %d unit-group pairs kept, kappa = %d for 601 units", query, seed, first, n, p.Kappa)
+					t.Errorf("%s\nseed %d %+v: %d unit-group pairs kept, kappa = %d for 601 units", query, seed, form, n, p.Kappa)
 				}
 			}
-			if len(released[0]) == 0 || !reflect.DeepEqual(released[0], released[1]) {
-				t.Errorf("%s\nseed %d: the two forms release different rows:\n%v\n%v", query, seed, released[0], released[1])
+			for i := range forms[1:] {
+				if len(released[0]) == 0 || !reflect.DeepEqual(released[0], released[i+1]) {
+					t.Errorf("%s\nseed %d: the prefilter and %+v release different rows:\n%v\n%v", query, seed, forms[i+1], released[0], released[i+1])
+				}
+			}
+		}
+	}
+}
+
+// TestBoundingRereadRows: DuckDB's prefilter reads the private rows twice (once for each
+// unit's chosen priorities, once for the rows kept), and once more per bucket of units, and
+// the two reads need not agree: an owner's private view may draw its rows at random. A unit
+// must still stay within kappa groups whatever the second read gives, so rows are kept by
+// membership in the first read's chosen priorities, never by a threshold: with "priority at
+// most the first read's kappa-th", a unit whose second read brought new groups kept those
+// below it too (here about one unit in six would reach two groups). 2,000 units of 2 rows;
+// the rows of units 1,000 and above are in a random one of the unit's own 1,000 groups (uid *
+// 1000 + a random number) at every read, the others in one fixed group; kappa 1: no unit may
+// reach two groups, in any form, in any run, and the fixed units are all kept.
+func TestBoundingRereadRows(t *testing.T) {
+	ctx := context.Background()
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Exec(ctx, `CREATE TABLE base AS SELECT i % 2000 AS uid FROM range(4000) r(i);
+		CREATE VIEW v AS SELECT uid, uid * 1000 + CASE WHEN uid < 1000 THEN uid % 7 ELSE CAST(floor(random() * 1000) AS BIGINT) END AS k FROM base`); err != nil {
+		t.Fatal(err)
+	}
+	rel := &catalog.Relation{Name: "v", Kind: catalog.Private, PrivacyUnit: "uid",
+		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}}}
+	for _, query := range []string{
+		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) k, ANON_COUNT(*) AS n FROM v GROUP BY k",
+		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) k, ANON_COUNT(*) AS n, ANON_SUM(uid CLAMPED BETWEEN 0 AND 9) AS s FROM v GROUP BY k",
+	} {
+		for _, form := range []exec.Bounding{{}, {UnitBuckets: 2}, {AggregateFirst: true}} {
+			p := planFor(t, query, rel)
+			pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pr.Check(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			exec.DecideBuckets(pr, form)
+			if _, err := pr.Run(ctx, db); err != nil {
+				t.Fatalf("%+v: %v", form, err)
+			}
+			// The stage returns one row per group with its number of units; a group
+			// belongs to one unit (k // 1000).
+			check := "SELECT COUNT(*), CAST(COALESCE(MAX(n), 0) AS BIGINT) FROM (SELECT _dp_k0 // 1000, COUNT(*) AS n FROM (" + pr.StageSQL + ") WHERE " + sqlgen.UnitsColumn + " > 0 GROUP BY 1)"
+			for run := 0; run < 5; run++ {
+				rows, err := db.Query(ctx, check)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, pr.StageSQL)
+				}
+				units, most := rows.Values[0][0].(int64), rows.Values[0][1].(int64)
+				if most != 1 || units < 1000 {
+					t.Fatalf("%s\n%+v, run %d: %d units kept, one of them in %d groups; want every unit in at most 1 (kappa)\n%s", query, form, run, units, most, pr.StageSQL)
+				}
 			}
 		}
 	}

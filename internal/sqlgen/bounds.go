@@ -137,6 +137,11 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 // (rankExpr; part: the columns that make one unit's group), and returns the name of the
 // relation the per-unit aggregation reads (from itself without per-row aggregates).
 func writeRanks(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, part, values []string, from string) string {
+	return writeRanksAs(b, p, d, keys, part, values, from, "_dp_ranked")
+}
+
+// writeRanksAs is writeRanks with the CTE named name.
+func writeRanksAs(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, part, values []string, from, name string) string {
 	var ranks []string
 	for j, a := range p.Aggregates {
 		if j < len(values) && values[j] != "" && perRow(p, a) {
@@ -146,8 +151,8 @@ func writeRanks(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, part,
 	if len(ranks) == 0 {
 		return from
 	}
-	fmt.Fprintf(b, "_dp_ranked AS (\n  SELECT *, %s\n  FROM %s\n),\n", strings.Join(ranks, ", "), from)
-	return "_dp_ranked"
+	fmt.Fprintf(b, "%s AS (\n  SELECT *, %s\n  FROM %s\n),\n", name, strings.Join(ranks, ", "), from)
+	return name
 }
 
 // rowPriority is the priority of a row of _dp_rows under max_rows_contributed: a hash of the
@@ -168,24 +173,61 @@ const maxPrefilterKappa = 16
 
 // writePrefilter bounds contributions before the per-unit aggregation, which is what makes
 // it cheap (docs/design/bounding-on-duckdb.md): every row gets its group's priority h = hash(hash(unit,
-// keys, seed)); per unit, the kappa-th smallest distinct h is found from a list of the
-// unit's h (kappa passes of "smallest value above the previous one" over a shrinking list;
-// units with at most kappa rows keep everything); only rows with h at most that threshold are
+// keys, seed)); per unit, the kappa smallest distinct h are found from a list of the unit's
+// h (kappa passes of "smallest value above the previous one" over a shrinking list; units
+// with at most kappa rows keep their list as it is); only rows whose h is one of those are
 // aggregated, grouped by (unit, h). Grouping by h rather than by the keys keeps the bound even
 // if two of a unit's groups collide on h (one contribution then covers both: their keys are
 // taken with min()), so a unit never reaches more than kappa groups.
+//
+// The rows are read twice (the lists, then the rows kept), not materialized: that is faster
+// and holds less memory (docs/benchmarks.md). The two reads need not agree (an analyst's
+// subquery can give other rows each time: random(), any_value, a LIMIT): a row is kept only if
+// its h is one of the at most kappa that the first read chose for its unit, never by a
+// comparison with a threshold, so the bound holds whatever the second read gives. With
+// p.UnitBuckets > 1 the whole bounding runs once per bucket of units (hash(unit) modulo the
+// buckets), each reading the rows again, and _dp_bounded is their union: a unit is in one
+// bucket (its hash is a function of its value, and units compare by their bytes), and the
+// working set of each run is that of its bucket's units alone.
 func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, values, partials []string) {
 	if d == backend.Postgres {
 		writePgPrefilter(b, p, keys, values, partials)
 		return
 	}
+	buckets := max(p.UnitBuckets, 1)
+	if buckets == 1 {
+		writePrefilterBucket(b, p, keys, values, partials, "", "")
+		return
+	}
+	var union []string
+	for i := 0; i < buckets; i++ {
+		sfx := fmt.Sprintf("_b%d", i)
+		writePrefilterBucket(b, p, keys, values, partials, sfx, fmt.Sprintf(" WHERE hash(_dp_uid) %% %d = %d", buckets, i))
+		b.WriteString(",\n")
+		union = append(union, "SELECT * FROM _dp_bounded"+sfx)
+	}
+	b.WriteString("_dp_bounded AS (\n  " + strings.Join(union, "\n  UNION ALL\n  ") + "\n)")
+}
+
+// writePrefilterBucket writes DuckDB's prefilter over the rows of _dp_rows that pass where
+// (empty: all), its CTEs named with the suffix sfx, ending with _dp_bounded<sfx>.
+func writePrefilterBucket(b *strings.Builder, p *plan.Plan, keys, values, partials []string, sfx, where string) {
 	k := p.Kappa
-	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
-	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed GROUP BY 1\n),\n")
-	writeThresholds(b, k)
-	fmt.Fprintf(b, "_dp_kept AS (\n  SELECT r.* FROM _dp_hashed AS r JOIN _dp_m%d AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m IS NULL OR r._dp_h <= th._dp_m\n),\n", k)
-	from := writeRanks(b, p, d, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_kept")
-	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
+	fmt.Fprintf(b, "_dp_hashed%s AS NOT MATERIALIZED (\n  SELECT *, %s AS _dp_h FROM _dp_rows%s\n),\n", sfx, priority(backend.DuckDB, keys, p.Seed), where)
+	fmt.Fprintf(b, "_dp_lists%s AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed%s GROUP BY 1\n),\n", sfx, sfx)
+	writeThresholds(b, k, sfx)
+	// The unit's chosen priorities: its list itself when it has at most kappa entries
+	// (_dp_m1 is NULL), else the kappa smallest distinct values (NULL past the distinct ones).
+	chosen := make([]string, k)
+	in := make([]string, k)
+	for i := range chosen {
+		chosen[i] = fmt.Sprintf("CASE WHEN _dp_m1 IS NULL THEN _dp_hs[%d] ELSE _dp_m%d END AS _dp_s%d", i+1, i+1, i+1)
+		in[i] = fmt.Sprintf("th._dp_s%d", i+1)
+	}
+	fmt.Fprintf(b, "_dp_kept%s AS (\n  SELECT r.* FROM _dp_hashed%s AS r JOIN (SELECT _dp_u, %s FROM _dp_m%d%s) AS th ON r._dp_uid = th._dp_u\n  WHERE r._dp_h IN (%s)\n),\n",
+		sfx, sfx, strings.Join(chosen, ", "), k, sfx, strings.Join(in, ", "))
+	from := writeRanksAs(b, p, backend.DuckDB, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_kept"+sfx, "_dp_ranked"+sfx)
+	b.WriteString("_dp_bounded" + sfx + " AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
 }
 
 // perPriority is the select list of the per-unit aggregation grouped by (_dp_uid, _dp_h):
@@ -213,14 +255,15 @@ func perPriority(keys, partials []string) []string {
 	return append(append(cols, "_dp_uid"), partials...)
 }
 
-// writeThresholds writes _dp_m1 .. _dp_m<k> over _dp_lists (_dp_u, the unit, and _dp_hs, a
-// list of its priorities): _dp_m of _dp_m<k> is the k-th smallest distinct priority of a unit
-// with more than k of them, NULL for the others (one pass per step: the smallest value above
-// the previous one, over a shrinking list).
-func writeThresholds(b *strings.Builder, k int64) {
-	fmt.Fprintf(b, "_dp_m1 AS (\n  SELECT *, list_min(_dp_w) AS _dp_m FROM (SELECT _dp_u, CASE WHEN len(_dp_hs) > %d THEN _dp_hs END AS _dp_w FROM _dp_lists)\n),\n", k)
+// writeThresholds writes _dp_m1<sfx> .. _dp_m<k><sfx> over _dp_lists<sfx> (_dp_u, the unit,
+// and _dp_hs, a list of its priorities), each adding a column: _dp_m<i> is the i-th smallest
+// distinct priority of a unit with more than k of them (NULL past its distinct ones), and
+// NULL for the others (one pass per step: the smallest value above the previous one, over
+// the shrinking list _dp_w).
+func writeThresholds(b *strings.Builder, k int64, sfx string) {
+	fmt.Fprintf(b, "_dp_m1%s AS (\n  SELECT *, list_min(_dp_w) AS _dp_m1 FROM (SELECT _dp_u, _dp_hs, CASE WHEN len(_dp_hs) > %d THEN _dp_hs END AS _dp_w FROM _dp_lists%s)\n),\n", sfx, k, sfx)
 	for i := int64(2); i <= k; i++ {
-		fmt.Fprintf(b, "_dp_m%d AS (\n  SELECT *, list_min(_dp_w) AS _dp_m FROM (SELECT _dp_u, list_filter(_dp_w, lambda x: x > _dp_m) AS _dp_w FROM _dp_m%d)\n),\n", i, i-1)
+		fmt.Fprintf(b, "_dp_m%d%s AS (\n  SELECT *, list_min(_dp_w) AS _dp_m%d FROM (SELECT * REPLACE (list_filter(_dp_w, lambda x: x > _dp_m%d) AS _dp_w) FROM _dp_m%d%s)\n),\n", i, sfx, i, i-1, i-1, sfx)
 	}
 }
 
@@ -241,10 +284,11 @@ func writeAggregateFirst(b *strings.Builder, p *plan.Plan, keys, values, partial
 	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + ", _dp_h\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n),\n")
 	fmt.Fprintf(b, "_dp_heavy AS (\n  SELECT _dp_uid FROM _dp_per_unit GROUP BY _dp_uid HAVING COUNT(*) > %d\n),\n", k)
 	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_per_unit SEMI JOIN _dp_heavy USING (_dp_uid) GROUP BY 1\n),\n")
-	writeThresholds(b, k)
+	writeThresholds(b, k, "")
 	// Units are never NULL (_dp_rows), so a unit missing from the thresholds has at most
-	// kappa per-unit rows and keeps them all.
-	fmt.Fprintf(b, "_dp_bounded AS (\n  SELECT r.* EXCLUDE (_dp_h) FROM _dp_per_unit AS r LEFT JOIN _dp_m%d AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m IS NULL OR r._dp_h <= th._dp_m\n)", k)
+	// kappa per-unit rows and keeps them all. _dp_per_unit is materialized (read three
+	// times), so the thresholds and the rows they filter come from one read.
+	fmt.Fprintf(b, "_dp_bounded AS (\n  SELECT r.* EXCLUDE (_dp_h) FROM _dp_per_unit AS r LEFT JOIN _dp_m%d AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m%d IS NULL OR r._dp_h <= th._dp_m%d\n)", k, k, k)
 }
 
 // writePgPrefilter is PostgreSQL's prefilter: contributions are bounded on the rows, before
@@ -383,7 +427,13 @@ func writeRows(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []str
 			cols = append(cols, fmt.Sprintf("%s AS _dp_v%d", v, j))
 		}
 	}
-	b.WriteString("_dp_rows AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + printList(pr, q.From))
+	name := "_dp_rows AS ("
+	if d == backend.DuckDB && UsesPrefilter(p, d) {
+		// Read twice by the prefilter, and again for each bucket of units (writePrefilter),
+		// never held whole: DuckDB would materialize a CTE it reads twice.
+		name = "_dp_rows AS NOT MATERIALIZED ("
+	}
+	b.WriteString(name + "\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + printList(pr, q.From))
 	b.WriteString("\n  WHERE ")
 	if q.Where != nil {
 		b.WriteString("(" + PrintData(d, condition(d, q.Where)) + ") AND ")

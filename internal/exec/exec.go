@@ -476,7 +476,9 @@ func (pr *Prepared) aggregateFirstSQL() (string, error) {
 	return alt, err
 }
 
-// exactGroups refuses, on DuckDB and before any data is read, a query whose privacy unit or
+// exactGroups reads DuckDB's plan of the stage's grouping, which reads no row, and from it
+// sets plan.Plan.RereadRows (store.RepeatableRows) and refuses, before any data is read, a
+// query whose privacy unit or
 // group keys the database compares by a collation (a column's COLLATE NOCASE, an ICU locale,
 // the owner's SET default_collation, which also reaches JSON): the stage groups each unit's
 // rows by (unit, hash of unit and keys), and hash() tells apart spellings such an equality
@@ -498,6 +500,12 @@ func (pr *Prepared) exactGroups(ctx context.Context, b backend.Backend) error {
 		return fmt.Errorf("exec: the plan of the grouping: %d rows", len(rows.Values))
 	}
 	plan, _ := rows.Values[0][0].(string)
+	if reread := store.RepeatableRows(plan); reread != p.RereadRows {
+		p.RereadRows = reread
+		if err := pr.reprint(); err != nil {
+			return err
+		}
+	}
 	inexact, err := store.InexactGroups(plan, 1+len(p.Query.Keys))
 	if notShown := (*store.PlanNotShownError)(nil); errors.As(err, &notShown) {
 		// A public view over CSV or JSON files in the query: DuckDB cannot serialize its
@@ -608,7 +616,7 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 	units, nrows, pairs, removed := st[0], st[1], st[2], st[3]
 	// Few data, or the prefilter's case: keep it.
 	d := Bounding{AggregateFirst: !(units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10))}
-	if !d.AggregateFirst && pr.dialect == backend.DuckDB {
+	if !d.AggregateFirst && pr.Plan.RereadRows {
 		if d.UnitBuckets, err = unitBuckets(ctx, b, nrows*sampleScale); err != nil {
 			return err
 		}
@@ -629,9 +637,10 @@ const prefilterBytesPerRow = 96
 const maxUnitBuckets = 64
 
 // unitBuckets is how many buckets of units the prefilter needs for its working set (about
-// prefilterBytesPerRow for each of rows, an estimate) to stay within 60% of DuckDB's memory
+// prefilterBytesPerRow for each of rows, an estimate) to stay within 80% of DuckDB's memory
 // limit: a power of two, 1 when it fits. Spilling costs far more than reading the rows again
-// (10^8 rows from Parquet under a 4 GB limit: 3.4 times the floor in one bucket, 2.2 in four).
+// (10^8 rows from Parquet under a 4 GB limit: 3.4 times the floor in one bucket, 2.2 in four,
+// 3.6 in eight; docs/benchmarks.md).
 func unitBuckets(ctx context.Context, b backend.Backend, rows float64) (int, error) {
 	need := rows * prefilterBytesPerRow
 	if need < 64<<20 {
@@ -647,7 +656,7 @@ func unitBuckets(ctx context.Context, b backend.Backend, rows float64) (int, err
 		return 1, nil // no limit DuckDB prints as a size: one bucket
 	}
 	n := 1
-	for n < maxUnitBuckets && need/float64(n) > 0.6*float64(limit) {
+	for n < maxUnitBuckets && need/float64(n) > 0.8*float64(limit) {
 		n *= 2
 	}
 	return n, nil

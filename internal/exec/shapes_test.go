@@ -12,6 +12,7 @@ import (
 	"github.com/dpsql/dpsql/backend/duckdb"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/exec"
+	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/internal/testmode"
 )
@@ -155,14 +156,9 @@ func TestBoundingFormsAgree(t *testing.T) {
 			released := make([][]string, len(forms))
 			for i, form := range forms {
 				first := form.AggregateFirst
-				p := planFor(t, query, rel)
-				p.Seed = seed
-				pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := pr.Check(ctx, db); err != nil { // the statistics query follows the types
-					t.Fatal(err)
+				p, pr := checkedPrepare(t, db, query, rel, seed) // the statistics query follows the types
+				if !p.RereadRows {
+					t.Fatal("a table's rows were not taken as the same at every read")
 				}
 				exec.DecideBuckets(pr, form)
 				res, err := pr.Run(ctx, db)
@@ -195,10 +191,12 @@ func TestBoundingFormsAgree(t *testing.T) {
 	}
 }
 
-// TestBoundingRereadRows: DuckDB's prefilter reads the private rows twice (once for each
-// unit's chosen priorities, once for the rows kept), and once more per bucket of units, and
-// the two reads need not agree: an owner's private view may draw its rows at random. A unit
-// must still stay within kappa groups whatever the second read gives, so rows are kept by
+// TestBoundingRereadRows: DuckDB's prefilter reads the private rows twice when their plan
+// shows every read gives the same rows (once for each unit's chosen priorities, once for
+// the rows kept), and once more per bucket of units. Should two reads differ all the same (a
+// Parquet file replaced between them; here a view drawing at random, which the plan check
+// must refuse to read twice, and which the test then forces to be), a unit must still stay
+// within kappa groups whatever the second read gives, so rows are kept by
 // membership in the first read's chosen priorities, never by a threshold: with "priority at
 // most the first read's kappa-th", a unit whose second read brought new groups kept those
 // below it too (here about one unit in six would reach two groups). 2,000 units of 2 rows;
@@ -207,15 +205,8 @@ func TestBoundingFormsAgree(t *testing.T) {
 // reach two groups, in any form, in any run, and the fixed units are all kept.
 func TestBoundingRereadRows(t *testing.T) {
 	ctx := context.Background()
-	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Exec(ctx, `CREATE TABLE base AS SELECT i % 2000 AS uid FROM range(4000) r(i);
-		CREATE VIEW v AS SELECT uid, uid * 1000 + CASE WHEN uid < 1000 THEN uid % 7 ELSE CAST(floor(random() * 1000) AS BIGINT) END AS k FROM base`); err != nil {
-		t.Fatal(err)
-	}
+	db := ownerDB(t, `CREATE TABLE base AS SELECT i % 2000 AS uid FROM range(4000) r(i);
+		CREATE VIEW v AS SELECT uid, uid * 1000 + CASE WHEN uid < 1000 THEN uid % 7 ELSE CAST(floor(random() * 1000) AS BIGINT) END AS k FROM base`)
 	rel := &catalog.Relation{Name: "v", Kind: catalog.Private, PrivacyUnit: "uid",
 		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}}}
 	for _, query := range []string{
@@ -223,12 +214,11 @@ func TestBoundingRereadRows(t *testing.T) {
 		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) k, ANON_COUNT(*) AS n, ANON_SUM(uid CLAMPED BETWEEN 0 AND 9) AS s FROM v GROUP BY k",
 	} {
 		for _, form := range []exec.Bounding{{}, {UnitBuckets: 2}, {AggregateFirst: true}} {
-			p := planFor(t, query, rel)
-			pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
-			if err != nil {
-				t.Fatal(err)
+			p, pr := checkedPrepare(t, db, query, rel, 0)
+			if p.RereadRows {
+				t.Fatal("a view drawing random groups was taken for rows that every read gives alike")
 			}
-			if err := pr.Check(ctx, db); err != nil {
+			if err := exec.ForceReread(pr); err != nil {
 				t.Fatal(err)
 			}
 			exec.DecideBuckets(pr, form)
@@ -250,4 +240,58 @@ func TestBoundingRereadRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBoundingFormsAgreeOnSampledView: the executor chooses the form of contribution bounding
+// from a sample of the data, where one person's rows can tip the choice, so on rows that
+// differ at every read (an owner's view with USING SAMPLE) both forms must still keep the
+// same share of units: the prefilter then reads the rows once, as aggregate-first does. An
+// outside review found the prefilter reading such a view twice kept a unit with probability
+// 0.44 against 0.88 (3 rows per unit, half sampled at each read, kappa 1), which one heavy
+// person in the sample turned into a doubled release.
+func TestBoundingFormsAgreeOnSampledView(t *testing.T) {
+	ctx := context.Background()
+	db := ownerDB(t, `CREATE TABLE ev AS SELECT i AS uid, CAST((i * 7 + j * 331) % 1000 AS INTEGER) AS k FROM range(20000) r(i), range(3) s(j);
+		CREATE VIEW sv AS SELECT uid, k FROM ev USING SAMPLE 50 PERCENT (bernoulli)`)
+	rel := &catalog.Relation{Name: "sv", Kind: catalog.Private, PrivacyUnit: "uid",
+		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}}}
+	const query = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) k % 10 AS g, ANON_COUNT(*) AS n FROM sv GROUP BY g"
+	var kept [2]int64
+	for i, first := range []bool{false, true} {
+		_, pr := checkedPrepare(t, db, query, rel, 0)
+		exec.DecideBounding(pr, first)
+		if _, err := pr.Run(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		for run := 0; run < 3; run++ {
+			rows, err := db.Query(ctx, "SELECT CAST(SUM("+sqlgen.UnitsColumn+") AS BIGINT) FROM ("+pr.StageSQL+")")
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept[i] += rows.Values[0][0].(int64)
+		}
+	}
+	// 60,000 units' worth of draws per form: 0.875 of them kept, a standard deviation of
+	// about 0.2% of that.
+	if r := float64(kept[0]) / float64(kept[1]); r < 0.97 || r > 1.03 {
+		t.Errorf("units kept over three runs: prefilter %d, aggregate first %d (ratio %.3f); the form must not change them", kept[0], kept[1], r)
+	}
+}
+
+// checkedPrepare plans query over rel, prepares it without noise and checks it against db
+// (which reads no row): the plan the executor then decides the bounding form of.
+func checkedPrepare(t *testing.T, db backend.Backend, query string, rel *catalog.Relation, seed int64) (*plan.Plan, *exec.Prepared) {
+	t.Helper()
+	p := planFor(t, query, rel)
+	if seed != 0 {
+		p.Seed = seed
+	}
+	pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pr.Check(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	return p, pr
 }

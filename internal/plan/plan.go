@@ -37,11 +37,16 @@ type Plan struct {
 	// exceed kappa or that units repeat their groups (the prefilter then costs more than it
 	// saves). Both forms keep the same groups for a given seed.
 	AggregateFirst bool
-	// UnitBuckets, when > 1, makes DuckDB's prefilter bound contributions once per bucket of
-	// units (hash(unit) modulo UnitBuckets), reading the rows again for each, so that its
-	// working set is that of one bucket: the executor sets it when a sample of the data shows
-	// that one run would not fit the memory limit. It changes only the speed and the memory,
-	// never the groups kept for a given seed.
+	// RereadRows, when set, lets DuckDB's prefilter read the stage's rows twice (and again
+	// per bucket of units) instead of materializing them: the executor sets it when DuckDB's
+	// plan of the rows shows that every read gives the same rows (store.RepeatableRows:
+	// scans, filters, projections and joins, no volatile function, no sample).
+	RereadRows bool
+	// UnitBuckets, when > 1 (with RereadRows), makes DuckDB's prefilter bound contributions
+	// once per bucket of units (hash(unit) modulo UnitBuckets), reading the rows again for
+	// each, so that its working set is that of one bucket: the executor sets it when a sample
+	// of the data shows that one run would not fit the memory limit. It changes only the
+	// speed and the memory, never the groups kept for a given seed.
 	UnitBuckets int
 	// KeyTypes are the database types of the group keys (from a query that reads no rows),
 	// once the executor knows them; the SQL normalises each key by its type, so that the

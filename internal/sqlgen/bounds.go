@@ -180,21 +180,26 @@ const maxPrefilterKappa = 16
 // if two of a unit's groups collide on h (one contribution then covers both: their keys are
 // taken with min()), so a unit never reaches more than kappa groups.
 //
-// The rows are read twice (the lists, then the rows kept), not materialized: that is faster
-// and holds less memory (docs/benchmarks.md). The two reads need not agree (an analyst's
-// subquery can give other rows each time: random(), any_value, a LIMIT): a row is kept only if
-// its h is one of the at most kappa that the first read chose for its unit, never by a
-// comparison with a threshold, so the bound holds whatever the second read gives. With
-// p.UnitBuckets > 1 the whole bounding runs once per bucket of units (hash(unit) modulo the
-// buckets), each reading the rows again, and _dp_bounded is their union: a unit is in one
-// bucket (its hash is a function of its value, and units compare by their bytes), and the
-// working set of each run is that of its bucket's units alone.
+// With p.RereadRows (rows that DuckDB's plan shows are the same at every read) the rows are
+// read twice (the lists, then the rows kept), not materialized: that is faster and holds less
+// memory (docs/benchmarks.md); other rows (an owner's view with USING SAMPLE or random()) are
+// materialized, so that both reads are one and this form keeps the same rows as
+// writeAggregateFirst, which the executor may choose instead from the data. Either way a row
+// is kept only if its h is one of the at most kappa that the first read chose for its unit,
+// never by comparison with a threshold, so the bound holds whatever a second read gives.
+// With p.UnitBuckets > 1 (and RereadRows) the whole bounding runs once per bucket of units
+// (hash(unit) modulo the buckets), each reading the rows again, and _dp_bounded is their
+// union: a unit is in one bucket (its hash is a function of its value, and units compare by
+// their bytes), and the working set of each run is that of its bucket's units alone.
 func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, values, partials []string) {
 	if d == backend.Postgres {
 		writePgPrefilter(b, p, keys, values, partials)
 		return
 	}
-	buckets := max(p.UnitBuckets, 1)
+	buckets := 1
+	if p.RereadRows {
+		buckets = max(p.UnitBuckets, 1)
+	}
 	if buckets == 1 {
 		writePrefilterBucket(b, p, keys, values, partials, "", "")
 		return
@@ -213,7 +218,11 @@ func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, v
 // (empty: all), its CTEs named with the suffix sfx, ending with _dp_bounded<sfx>.
 func writePrefilterBucket(b *strings.Builder, p *plan.Plan, keys, values, partials []string, sfx, where string) {
 	k := p.Kappa
-	fmt.Fprintf(b, "_dp_hashed%s AS NOT MATERIALIZED (\n  SELECT *, %s AS _dp_h FROM _dp_rows%s\n),\n", sfx, priority(backend.DuckDB, keys, p.Seed), where)
+	materialized := "MATERIALIZED"
+	if p.RereadRows {
+		materialized = "NOT MATERIALIZED"
+	}
+	fmt.Fprintf(b, "_dp_hashed%s AS %s (\n  SELECT *, %s AS _dp_h FROM _dp_rows%s\n),\n", sfx, materialized, priority(backend.DuckDB, keys, p.Seed), where)
 	fmt.Fprintf(b, "_dp_lists%s AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed%s GROUP BY 1\n),\n", sfx, sfx)
 	writeThresholds(b, k, sfx)
 	// The unit's chosen priorities: its list itself when it has at most kappa entries
@@ -428,7 +437,7 @@ func writeRows(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []str
 		}
 	}
 	name := "_dp_rows AS ("
-	if d == backend.DuckDB && UsesPrefilter(p, d) {
+	if d == backend.DuckDB && p.RereadRows && UsesPrefilter(p, d) {
 		// Read twice by the prefilter, and again for each bucket of units (writePrefilter),
 		// never held whole: DuckDB would materialize a CTE it reads twice.
 		name = "_dp_rows AS NOT MATERIALIZED ("

@@ -9,7 +9,7 @@ import (
 )
 
 // TestUnitBuckets: the prefilter is split into buckets of units only when its estimated
-// working set exceeds 80% of DuckDB's memory limit, in powers of two, at most maxUnitBuckets.
+// working set exceeds 70% of DuckDB's memory limit, in powers of two, at most maxUnitBuckets.
 func TestUnitBuckets(t *testing.T) {
 	ctx := context.Background()
 	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
@@ -24,7 +24,7 @@ func TestUnitBuckets(t *testing.T) {
 		rows float64
 		want int
 	}{
-		{0, 1}, {1e5, 1}, {8e6, 1}, {1e7, 2}, {1e8, 16}, {1e9, 64}, {1e12, 64},
+		{0, 1}, {1e5, 1}, {5e6, 1}, {6e6, 2}, {1e8, 32}, {1e9, 64}, {1e12, 64},
 	} {
 		got, err := unitBuckets(ctx, db, c.rows)
 		if err != nil {

@@ -61,6 +61,9 @@ type Prepared struct {
 	hist []sqlgen.BinLayout
 	// Shapes, when set, remembers chooseBounding's decisions across the session's queries.
 	Shapes *ShapeCache
+	// reads is what DuckDB's plan of the stage's rows tells of reading them again
+	// (exactGroups).
+	reads store.RowReads
 }
 
 // A Stager computes what a plan's stage query and implicit-bounds histogram queries compute,
@@ -477,7 +480,7 @@ func (pr *Prepared) aggregateFirstSQL() (string, error) {
 }
 
 // exactGroups reads DuckDB's plan of the stage's grouping, which reads no row, and from it
-// sets plan.Plan.RereadRows (store.RepeatableRows) and refuses, before any data is read, a
+// sets plan.Plan.RereadRows (store.ReadsOf) and refuses, before any data is read, a
 // query whose privacy unit or
 // group keys the database compares by a collation (a column's COLLATE NOCASE, an ICU locale,
 // the owner's SET default_collation, which also reaches JSON): the stage groups each unit's
@@ -500,7 +503,11 @@ func (pr *Prepared) exactGroups(ctx context.Context, b backend.Backend) error {
 		return fmt.Errorf("exec: the plan of the grouping: %d rows", len(rows.Values))
 	}
 	plan, _ := rows.Values[0][0].(string)
-	if reread := store.RepeatableRows(plan); reread != p.RereadRows {
+	pr.reads = store.ReadsOf(plan)
+	// Reading DuckDB's tables again costs less than materializing their rows (10^7 rows of
+	// the hard shape); reading Parquet files again costs more (10^8), unless the units must be
+	// split into buckets (chooseBounding).
+	if reread := pr.reads.Repeatable && pr.reads.TablesOnly; reread != p.RereadRows {
 		p.RereadRows = reread
 		if err := pr.reprint(); err != nil {
 			return err
@@ -616,7 +623,7 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 	units, nrows, pairs, removed := st[0], st[1], st[2], st[3]
 	// Few data, or the prefilter's case: keep it.
 	d := Bounding{AggregateFirst: !(units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10))}
-	if !d.AggregateFirst && pr.Plan.RereadRows {
+	if !d.AggregateFirst && pr.reads.Repeatable {
 		if d.UnitBuckets, err = unitBuckets(ctx, b, nrows*sampleScale); err != nil {
 			return err
 		}
@@ -630,17 +637,20 @@ const sampleScale = 64
 
 // prefilterBytesPerRow is about how much memory DuckDB's prefilter holds per row of its input
 // (the per-unit lists of priorities, the join's table, the aggregation of the kept rows): 9 GB
-// of peak RSS for 10^8 rows of the hard shape of docs/benchmarks.md.
-const prefilterBytesPerRow = 96
+// of peak RSS for 10^8 rows of the hard shape of docs/benchmarks.md, and more in DuckDB's own
+// accounting, which the memory limit binds: 4 buckets of those rows ran out of a 4 GB limit
+// (the lists cannot spill), 8 did not.
+const prefilterBytesPerRow = 128
 
 // maxUnitBuckets bounds plan.Plan.UnitBuckets: each bucket reads the rows twice.
 const maxUnitBuckets = 64
 
 // unitBuckets is how many buckets of units the prefilter needs for its working set (about
-// prefilterBytesPerRow for each of rows, an estimate) to stay within 80% of DuckDB's memory
-// limit: a power of two, 1 when it fits. Spilling costs far more than reading the rows again
-// (10^8 rows from Parquet under a 4 GB limit: 3.4 times the floor in one bucket, 2.2 in four,
-// 3.6 in eight; docs/benchmarks.md).
+// prefilterBytesPerRow for each of rows, an estimate) to stay within 70% of DuckDB's memory
+// limit: a power of two, 1 when it fits. Running out of memory fails the query after its
+// charge, and spilling costs more than reading the rows again (10^8 rows from Parquet under a
+// 4 GB limit: out of memory in one bucket and in four, 3.5 times the floor in eight;
+// docs/benchmarks.md).
 func unitBuckets(ctx context.Context, b backend.Backend, rows float64) (int, error) {
 	need := rows * prefilterBytesPerRow
 	if need < 64<<20 {
@@ -656,19 +666,24 @@ func unitBuckets(ctx context.Context, b backend.Backend, rows float64) (int, err
 		return 1, nil // no limit DuckDB prints as a size: one bucket
 	}
 	n := 1
-	for n < maxUnitBuckets && need/float64(n) > 0.8*float64(limit) {
+	for n < maxUnitBuckets && need/float64(n) > 0.7*float64(limit) {
 		n *= 2
 	}
 	return n, nil
 }
 
-// setBounding makes the stage bound contributions as d says.
+// setBounding makes the stage bound contributions as d says: buckets of units only over rows
+// that every read gives alike, which are then read again for each bucket.
 func (pr *Prepared) setBounding(d Bounding) error {
-	if !d.AggregateFirst && d.UnitBuckets <= 1 {
+	buckets := d.UnitBuckets > 1 && pr.reads.Repeatable
+	if !d.AggregateFirst && !buckets {
 		return nil
 	}
 	pr.Plan.AggregateFirst = d.AggregateFirst
-	pr.Plan.UnitBuckets = d.UnitBuckets
+	if buckets {
+		pr.Plan.UnitBuckets = d.UnitBuckets
+		pr.Plan.RereadRows = true
+	}
 	return pr.reprint()
 }
 

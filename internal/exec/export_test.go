@@ -17,7 +17,7 @@ func DecideBuckets(pr *Prepared, d Bounding) {
 }
 
 // ForceReread makes pr's stage read its rows twice whatever DuckDB's plan of them shows, as
-// if store.RepeatableRows had been wrong about them (a Parquet file replaced between reads).
+// if store.ReadsOf had been wrong about them (a Parquet file replaced between reads).
 func ForceReread(pr *Prepared) error {
 	pr.Plan.RereadRows = true
 	return pr.reprint()

@@ -37,10 +37,12 @@ type Plan struct {
 	// exceed kappa or that units repeat their groups (the prefilter then costs more than it
 	// saves). Both forms keep the same groups for a given seed.
 	AggregateFirst bool
-	// RereadRows, when set, lets DuckDB's prefilter read the stage's rows twice (and again
-	// per bucket of units) instead of materializing them: the executor sets it when DuckDB's
-	// plan of the rows shows that every read gives the same rows (store.RepeatableRows:
-	// scans, filters, projections and joins, no volatile function, no sample).
+	// RereadRows, when set, makes DuckDB's prefilter read the stage's rows twice (and again
+	// per bucket of units) instead of materializing them: the executor sets it only when
+	// DuckDB's plan of the rows shows that every read gives the same rows (store.ReadsOf:
+	// scans, filters, projections and joins, no volatile function, no sample), and either
+	// they come from tables only (cheaper to read again than to materialize) or the units
+	// are split into buckets.
 	RereadRows bool
 	// UnitBuckets, when > 1 (with RereadRows), makes DuckDB's prefilter bound contributions
 	// once per bucket of units (hash(unit) modulo UnitBuckets), reading the rows again for

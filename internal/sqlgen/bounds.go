@@ -180,13 +180,15 @@ const maxPrefilterKappa = 16
 // if two of a unit's groups collide on h (one contribution then covers both: their keys are
 // taken with min()), so a unit never reaches more than kappa groups.
 //
-// With p.RereadRows (rows that DuckDB's plan shows are the same at every read) the rows are
-// read twice (the lists, then the rows kept), not materialized: that is faster and holds less
-// memory (docs/benchmarks.md); other rows (an owner's view with USING SAMPLE or random()) are
-// materialized, so that both reads are one and this form keeps the same rows as
-// writeAggregateFirst, which the executor may choose instead from the data. Either way a row
-// is kept only if its h is one of the at most kappa that the first read chose for its unit,
-// never by comparison with a threshold, so the bound holds whatever a second read gives.
+// With p.RereadRows (rows that DuckDB's plan shows are the same at every read, from tables or
+// split into buckets) the rows are read twice (the lists, then the rows kept), not
+// materialized (docs/benchmarks.md), and a row is kept only if its h is one of the at most
+// kappa that the first read chose for its unit, never by comparison with a threshold, so that
+// the bound holds whatever a second read gives (a file replaced between them). Other rows are
+// materialized, and rows that could differ between reads (an owner's view with USING SAMPLE
+// or random()) always are, so that both reads are one and this form keeps the same rows as
+// writeAggregateFirst, which the executor may choose instead from the data; a threshold
+// (h at most the kappa-th smallest distinct) then keeps exactly those.
 // With p.UnitBuckets > 1 (and RereadRows) the whole bounding runs once per bucket of units
 // (hash(unit) modulo the buckets), each reading the rows again, and _dp_bounded is their
 // union: a unit is in one bucket (its hash is a function of its value, and units compare by
@@ -225,16 +227,24 @@ func writePrefilterBucket(b *strings.Builder, p *plan.Plan, keys, values, partia
 	fmt.Fprintf(b, "_dp_hashed%s AS %s (\n  SELECT *, %s AS _dp_h FROM _dp_rows%s\n),\n", sfx, materialized, priority(backend.DuckDB, keys, p.Seed), where)
 	fmt.Fprintf(b, "_dp_lists%s AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed%s GROUP BY 1\n),\n", sfx, sfx)
 	writeThresholds(b, k, sfx)
-	// The unit's chosen priorities: its list itself when it has at most kappa entries
-	// (_dp_m1 is NULL), else the kappa smallest distinct values (NULL past the distinct ones).
-	chosen := make([]string, k)
-	in := make([]string, k)
-	for i := range chosen {
-		chosen[i] = fmt.Sprintf("CASE WHEN _dp_m1 IS NULL THEN _dp_hs[%d] ELSE _dp_m%d END AS _dp_s%d", i+1, i+1, i+1)
-		in[i] = fmt.Sprintf("th._dp_s%d", i+1)
+	if !p.RereadRows {
+		// One read: a threshold keeps exactly the unit's kappa smallest distinct priorities.
+		// (The membership test below, on materialized rows, made DuckDB build its join's
+		// table on the rows rather than the units: 1.6 times the memory at 10^8 rows.)
+		fmt.Fprintf(b, "_dp_kept%s AS (\n  SELECT r.* FROM _dp_hashed%s AS r JOIN _dp_m%d%s AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m%d IS NULL OR r._dp_h <= th._dp_m%d\n),\n", sfx, sfx, k, sfx, k, k)
+	} else {
+		// Two reads: a row is kept if its priority is one of its unit's chosen ones, its
+		// list itself when it has at most kappa entries (_dp_m1 is NULL), else the kappa
+		// smallest distinct values (NULL past the distinct ones).
+		chosen := make([]string, k)
+		in := make([]string, k)
+		for i := range chosen {
+			chosen[i] = fmt.Sprintf("CASE WHEN _dp_m1 IS NULL THEN _dp_hs[%d] ELSE _dp_m%d END AS _dp_s%d", i+1, i+1, i+1)
+			in[i] = fmt.Sprintf("th._dp_s%d", i+1)
+		}
+		fmt.Fprintf(b, "_dp_kept%s AS (\n  SELECT r.* FROM _dp_hashed%s AS r JOIN (SELECT _dp_u, %s FROM _dp_m%d%s) AS th ON r._dp_uid = th._dp_u\n  WHERE r._dp_h IN (%s)\n),\n",
+			sfx, sfx, strings.Join(chosen, ", "), k, sfx, strings.Join(in, ", "))
 	}
-	fmt.Fprintf(b, "_dp_kept%s AS (\n  SELECT r.* FROM _dp_hashed%s AS r JOIN (SELECT _dp_u, %s FROM _dp_m%d%s) AS th ON r._dp_uid = th._dp_u\n  WHERE r._dp_h IN (%s)\n),\n",
-		sfx, sfx, strings.Join(chosen, ", "), k, sfx, strings.Join(in, ", "))
 	from := writeRanksAs(b, p, backend.DuckDB, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_kept"+sfx, "_dp_ranked"+sfx)
 	b.WriteString("_dp_bounded" + sfx + " AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
 }

@@ -34,45 +34,65 @@ var volatileFunctions = map[string]bool{
 	"uuid": true, "uuidv4": true, "uuidv7": true, "write_log": true,
 }
 
-// RepeatableRows reads a plan serialized by DuckDB's json_serialize_plan of a query that
-// groups rows (sqlgen.GroupingSQL) and reports whether the rows it groups are the same at
-// every read within a statement: besides its own aggregate, only repeatableOperators,
-// scans of tables, Parquet files and ranges, and no volatile function. A plan DuckDB could
-// not serialize (a CSV or JSON reader) is not repeatable. DuckDB's prefilter reads such rows
-// twice instead of materializing them (plan.Plan.RereadRows); on other rows the two reads
-// could differ (a view's USING SAMPLE), and although the prefilter's bound holds even then,
-// its rows would differ from the other bounding form's, which the executor chooses from the
-// data (outside review).
-func RepeatableRows(serialized string) bool {
+// RowReads is what a plan tells of reading its rows again.
+type RowReads struct {
+	// Repeatable: every read within a statement gives the same rows.
+	Repeatable bool
+	// TablesOnly: the rows come from DuckDB tables only (no file, no range), which are cheap
+	// to read again.
+	TablesOnly bool
+}
+
+// ReadsOf reads a plan serialized by DuckDB's json_serialize_plan of a query that groups
+// rows (sqlgen.GroupingSQL) and tells whether the rows it groups are the same at every read
+// within a statement: besides its own aggregate, only repeatableOperators, scans of tables,
+// Parquet files and ranges, and no volatile function. A plan DuckDB could not serialize (a
+// CSV or JSON reader) is not repeatable. DuckDB's prefilter may read such rows twice instead
+// of materializing them (plan.Plan.RereadRows); on other rows the two reads could differ (a
+// view's USING SAMPLE), and although the prefilter's bound holds even then, its rows would
+// differ from the other bounding form's, which the executor chooses from the data (outside
+// review).
+func ReadsOf(serialized string) RowReads {
 	var doc struct {
 		Error bool              `json:"error"`
 		Plans []json.RawMessage `json:"plans"`
 	}
 	if err := json.Unmarshal([]byte(serialized), &doc); err != nil || doc.Error || len(doc.Plans) != 1 {
-		return false
+		return RowReads{}
 	}
 	var root any
 	if err := json.Unmarshal(doc.Plans[0], &root); err != nil {
-		return false
+		return RowReads{}
 	}
 	// The grouping itself is the one aggregate allowed.
-	aggregates := 0
-	return repeatable(root, &aggregates) && aggregates == 1
+	w := planWalk{tablesOnly: true}
+	if !w.repeatable(root) || w.aggregates != 1 {
+		return RowReads{}
+	}
+	return RowReads{Repeatable: true, TablesOnly: w.tablesOnly}
 }
 
-// repeatable walks an operator of a serialized plan and everything below it, counting the
-// aggregates.
-func repeatable(v any, aggregates *int) bool {
+// planWalk counts a plan's aggregates and whether it scans tables only.
+type planWalk struct {
+	aggregates int
+	tablesOnly bool
+}
+
+// repeatable walks an operator of a serialized plan and everything below it.
+func (w *planWalk) repeatable(v any) bool {
 	switch n := v.(type) {
 	case map[string]any:
 		if t, ok := n["type"].(string); ok && strings.HasPrefix(t, "LOGICAL_") {
 			if t == "LOGICAL_AGGREGATE_AND_GROUP_BY" {
-				*aggregates++
+				w.aggregates++
 			} else if !repeatableOperators[t] {
 				return false
 			}
-			if name, _ := n["name"].(string); t == "LOGICAL_GET" && !repeatableScans[name] {
-				return false
+			if name, _ := n["name"].(string); t == "LOGICAL_GET" {
+				if !repeatableScans[name] {
+					return false
+				}
+				w.tablesOnly = w.tablesOnly && name == "seq_scan"
 			}
 		}
 		if class, _ := n["expression_class"].(string); class == "BOUND_FUNCTION" || class == "BOUND_AGGREGATE" {
@@ -81,13 +101,13 @@ func repeatable(v any, aggregates *int) bool {
 			}
 		}
 		for _, c := range n {
-			if !repeatable(c, aggregates) {
+			if !w.repeatable(c) {
 				return false
 			}
 		}
 	case []any:
 		for _, c := range n {
-			if !repeatable(c, aggregates) {
+			if !w.repeatable(c) {
 				return false
 			}
 		}

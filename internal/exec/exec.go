@@ -480,13 +480,12 @@ func (pr *Prepared) aggregateFirstSQL() (string, error) {
 }
 
 // exactGroups reads DuckDB's plan of the stage's grouping, which reads no row, and from it
-// sets plan.Plan.RereadRows (store.ReadsOf) and refuses, before any data is read, a
-// query whose privacy unit or
-// group keys the database compares by a collation (a column's COLLATE NOCASE, an ICU locale,
-// the owner's SET default_collation, which also reaches JSON): the stage groups each unit's
-// rows by (unit, hash of unit and keys), and hash() tells apart spellings such an equality
-// joins, so one unit spelled several ways would keep a per-unit row per spelling in one
-// group (outside reviews). DuckDB's own plan of the grouping, which reads no row, shows the
+// sets plan.Plan.RereadRows (store.ReadsOf) and refuses, before any data is read, a query
+// whose privacy unit or group keys the database compares by a collation (a column's
+// COLLATE NOCASE, an ICU locale, the owner's SET default_collation, which also reaches
+// JSON): the stage groups each unit's rows by (unit, hash of unit and keys), and hash() tells
+// apart spellings such an equality joins, so one unit spelled several ways would keep a
+// per-unit row per spelling in one group (outside reviews). DuckDB's own plan of the grouping, which reads no row, shows the
 // collation (store.InexactGroups). Text keys are compared by their bytes already
 // (NormaliseKey); relations whose unit column has a collation are refused when declared and
 // loaded (store).

@@ -16,9 +16,10 @@ func DecideBuckets(pr *Prepared, d Bounding) {
 	pr.Shapes.store(sqlgen.ShapeStats(pr.Plan, pr.dialect), d)
 }
 
-// ForceReread makes pr's stage read its rows twice whatever DuckDB's plan of them shows, as
-// if store.ReadsOf had been wrong about them (a Parquet file replaced between reads).
-func ForceReread(pr *Prepared) error {
-	pr.Plan.RereadRows = true
+// SetReread makes pr's stage read its rows twice (on) or materialize them whatever DuckDB's
+// plan of them shows: read twice, as if store.ReadsOf had been wrong about them (a Parquet
+// file replaced between reads); materialized, as Parquet files within the memory limit are.
+func SetReread(pr *Prepared, on bool) error {
+	pr.Plan.RereadRows = on
 	return pr.reprint()
 }

@@ -152,7 +152,9 @@ func TestBoundingFormsAgree(t *testing.T) {
 		strings.Replace(opts, "kappa=4", "kappa=1", 1) + " k, ANON_COUNT(*) AS n FROM t GROUP BY k",
 	} {
 		for _, seed := range []int64{1, -2, 77777777777, -9223372036854775807} {
-			forms := []exec.Bounding{{}, {AggregateFirst: true}, {UnitBuckets: 3}, {UnitBuckets: 4}}
+			// The prefilter reading the table twice, aggregate-first, buckets, and the
+			// prefilter over materialized rows (as for Parquet files).
+			forms := []exec.Bounding{{}, {AggregateFirst: true}, {UnitBuckets: 3}, {UnitBuckets: 4}, {}}
 			released := make([][]string, len(forms))
 			for i, form := range forms {
 				first := form.AggregateFirst
@@ -160,10 +162,18 @@ func TestBoundingFormsAgree(t *testing.T) {
 				if !p.RereadRows {
 					t.Fatal("a table's rows were not taken as the same at every read")
 				}
+				if i == len(forms)-1 {
+					if err := exec.SetReread(pr, false); err != nil {
+						t.Fatal(err)
+					}
+				}
 				exec.DecideBuckets(pr, form)
 				res, err := pr.Run(ctx, db)
 				if err != nil {
 					t.Fatalf("%s (%+v): %v", query, form, err)
+				}
+				if i == len(forms)-1 && (p.RereadRows || !strings.Contains(pr.StageSQL, "_dp_hashed AS MATERIALIZED")) {
+					t.Fatal("the stage read the rows twice; want them materialized")
 				}
 				if p.AggregateFirst != first || p.UnitBuckets != form.UnitBuckets {
 					t.Fatalf("the stage used aggregate first = %v and %d buckets, want %+v", p.AggregateFirst, p.UnitBuckets, form)
@@ -218,7 +228,7 @@ func TestBoundingRereadRows(t *testing.T) {
 			if p.RereadRows {
 				t.Fatal("a view drawing random groups was taken for rows that every read gives alike")
 			}
-			if err := exec.ForceReread(pr); err != nil {
+			if err := exec.SetReread(pr, true); err != nil {
 				t.Fatal(err)
 			}
 			exec.DecideBuckets(pr, form)

@@ -22,16 +22,9 @@ const RuleUnitCollation = "unit-and-keys-compared-exactly"
 // ways kept 16 per-unit rows in one group). The plan, not a guess from sample texts, is what
 // tells: every collation DuckDB knows shows there.
 func InexactGroups(serialized string, want int) ([]int, error) {
-	var doc struct {
-		Error   bool              `json:"error"`
-		Message string            `json:"error_message"`
-		Plans   []json.RawMessage `json:"plans"`
-	}
-	if err := json.Unmarshal([]byte(serialized), &doc); err != nil {
-		return nil, fmt.Errorf("store: read DuckDB's plan: %w", err)
-	}
-	if doc.Error || len(doc.Plans) == 0 {
-		return nil, &PlanNotShownError{Message: doc.Message}
+	root, err := servedPlan(serialized)
+	if err != nil {
+		return nil, err
 	}
 	var walk func(raw json.RawMessage) ([]int, bool, error)
 	walk = func(raw json.RawMessage) ([]int, bool, error) {
@@ -77,7 +70,7 @@ func InexactGroups(serialized string, want int) ([]int, error) {
 		}
 		return nil, false, nil
 	}
-	out, found, err := walk(doc.Plans[0])
+	out, found, err := walk(root)
 	if err != nil {
 		return nil, fmt.Errorf("store: read DuckDB's plan of the grouping: %w", err)
 	}
@@ -93,6 +86,23 @@ func InexactGroups(serialized string, want int) ([]int, error) {
 // those types are normalised by sqlgen.NormaliseKey besides).
 var byteComparable = map[string]bool{
 	"normalized_interval": true, "timetz_byte_comparable": true, "bitstring_byte_comparable": true,
+}
+
+// servedPlan is the first plan of a document json_serialize_plan returned; a
+// *PlanNotShownError when DuckDB could not serialize it.
+func servedPlan(serialized string) (json.RawMessage, error) {
+	var doc struct {
+		Error   bool              `json:"error"`
+		Message string            `json:"error_message"`
+		Plans   []json.RawMessage `json:"plans"`
+	}
+	if err := json.Unmarshal([]byte(serialized), &doc); err != nil {
+		return nil, fmt.Errorf("store: read DuckDB's plan: %w", err)
+	}
+	if doc.Error || len(doc.Plans) == 0 {
+		return nil, &PlanNotShownError{Message: doc.Message}
+	}
+	return doc.Plans[0], nil
 }
 
 // PlanNotShownError is InexactGroups' error when DuckDB cannot serialize the plan at all:

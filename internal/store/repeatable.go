@@ -7,15 +7,15 @@ import (
 
 // repeatableOperators are the operators of DuckDB's logical plans that give the same rows
 // at every read within one statement: scans (tables are read from the statement's snapshot),
-// projections, filters, joins and UNNEST. Aggregates (a DOUBLE sum's last bits follow the
-// order of its terms; any_value, list), windows, LIMIT, samples, DISTINCT ON and
-// materialized CTEs are not among them.
+// projections, filters, joins, UNNEST, and CTEs (whose definitions are walked as well).
+// Aggregates (a DOUBLE sum's last bits follow the order of its terms; any_value, list),
+// windows, LIMIT, samples and DISTINCT ON are not among them.
 var repeatableOperators = map[string]bool{
 	"LOGICAL_GET": true, "LOGICAL_PROJECTION": true, "LOGICAL_FILTER": true,
 	"LOGICAL_COMPARISON_JOIN": true, "LOGICAL_ANY_JOIN": true, "LOGICAL_CROSS_PRODUCT": true,
 	"LOGICAL_UNNEST": true, "LOGICAL_DUMMY_SCAN": true, "LOGICAL_EMPTY_RESULT": true,
 	"LOGICAL_EXPRESSION_GET": true,
-	// A CTE DuckDB materializes, and its reads: the CTE's definition is walked too.
+	// A CTE DuckDB materializes, and its reads.
 	"LOGICAL_MATERIALIZED_CTE": true, "LOGICAL_CTE_REF": true,
 }
 
@@ -53,15 +53,12 @@ type RowReads struct {
 // differ from the other bounding form's, which the executor chooses from the data (outside
 // review).
 func ReadsOf(serialized string) RowReads {
-	var doc struct {
-		Error bool              `json:"error"`
-		Plans []json.RawMessage `json:"plans"`
-	}
-	if err := json.Unmarshal([]byte(serialized), &doc); err != nil || doc.Error || len(doc.Plans) != 1 {
+	plan, err := servedPlan(serialized)
+	if err != nil {
 		return RowReads{}
 	}
 	var root any
-	if err := json.Unmarshal(doc.Plans[0], &root); err != nil {
+	if err := json.Unmarshal(plan, &root); err != nil {
 		return RowReads{}
 	}
 	// The grouping itself is the one aggregate allowed.

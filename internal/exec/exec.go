@@ -237,14 +237,20 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	}
 	check := noRows(pr.firstSQL())
 	if pr.Stager == nil && sqlgen.UsesPrefilter(pr.Plan, pr.dialect) && !pr.Plan.AggregateFirst {
-		// The other form of contribution bounding, which chooseBounding may take from the
+		// The other forms of contribution bounding, which chooseBounding may take from the
 		// data after the charge: bound now, so that whether the query fails never depends
 		// on the form (outside review).
-		alt, err := pr.aggregateFirstSQL()
-		if err != nil {
-			return err
+		forms := [][2]bool{{true, pr.Plan.RereadRows}}
+		if pr.Plan.RereadRows {
+			forms = append(forms, [2]bool{false, false})
 		}
-		check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(alt) + ")")
+		for _, f := range forms {
+			alt, err := pr.formSQL(f[0], f[1])
+			if err != nil {
+				return err
+			}
+			check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(alt) + ")")
+		}
 	}
 	if post := pr.postProcessed(); post != nil {
 		sql, err := sqlgen.Release(post, pr.dialect, pr.releaseTable(pr.probe))
@@ -466,13 +472,15 @@ func (pr *Prepared) firstSQL() string {
 	return pr.StageSQL
 }
 
-// aggregateFirstSQL is firstSQL with the plan's other form of contribution bounding
-// (plan.Plan.AggregateFirst); the plan is left as it was.
-func (pr *Prepared) aggregateFirstSQL() (string, error) {
-	pr.Plan.AggregateFirst = true
+// formSQL is firstSQL with the plan's contribution bounding set as given (plan.Plan's
+// AggregateFirst and RereadRows); the plan is left as it was.
+func (pr *Prepared) formSQL(aggregateFirst, reread bool) (string, error) {
+	p := pr.Plan
+	was := [2]bool{p.AggregateFirst, p.RereadRows}
+	p.AggregateFirst, p.RereadRows = aggregateFirst, reread
 	err := pr.reprint()
 	alt := pr.firstSQL()
-	pr.Plan.AggregateFirst = false
+	p.AggregateFirst, p.RereadRows = was[0], was[1]
 	if err2 := pr.reprint(); err == nil {
 		err = err2
 	}
@@ -503,9 +511,10 @@ func (pr *Prepared) exactGroups(ctx context.Context, b backend.Backend) error {
 	}
 	plan, _ := rows.Values[0][0].(string)
 	pr.reads = store.ReadsOf(plan)
-	// Reading DuckDB's tables again costs less than materializing their rows (10^7 rows of
-	// the hard shape); reading Parquet files again costs more (10^8), unless the units must be
-	// split into buckets (chooseBounding).
+	// Reading DuckDB's tables twice with per-unit lists costs less than ranking their rows in
+	// a window (10^7 rows of the hard shape); files are ranked (10^8 rows of Parquet: 1.3
+	// times faster, a third of the memory), and so are tables whose lists would not fit the
+	// memory limit (chooseBounding).
 	if reread := pr.reads.Repeatable && pr.reads.TablesOnly; reread != p.RereadRows {
 		p.RereadRows = reread
 		if err := pr.reprint(); err != nil {
@@ -594,9 +603,11 @@ func (pr *Prepared) boundsSQL() ([]string, error) {
 // the prefilter (bound the rows, then aggregate per unit) pays off when many units exceed
 // kappa and rows rarely repeat a (unit, group) pair; otherwise aggregating per unit first is
 // cheaper (plan.Plan.AggregateFirst; on DuckDB's easy shape of docs/benchmarks.md 1.65 times
-// the floor against 3.8). It reads statistics of a 1/64 sample of the units; they decide only
-// the speed (both forms keep the same groups for a given seed) and are never shown, so they
-// spend no budget. Timing is out of scope, as everywhere. With pr.Shapes set, a decision
+// the floor against 3.8); and the prefilter reads DuckDB's tables twice with per-unit lists
+// only when the sample shows the lists fit the memory limit, else it ranks the rows in a
+// window (plan.Plan.RereadRows). It reads statistics of a 1/64 sample of the units; they
+// decide only the speed and memory (every form keeps the same groups for a given seed) and
+// are never shown, so they spend no budget. Timing is out of scope, as everywhere. With pr.Shapes set, a decision
 // taken for the same statistics query earlier in the session is reused instead of reading
 // the sample again (ShapeCache).
 func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error {
@@ -622,10 +633,12 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 	units, nrows, pairs, removed := st[0], st[1], st[2], st[3]
 	// Few data, or the prefilter's case: keep it.
 	d := Bounding{AggregateFirst: !(units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10))}
-	if !d.AggregateFirst && pr.reads.Repeatable {
-		if d.UnitBuckets, err = unitBuckets(ctx, b, nrows*sampleScale); err != nil {
+	if !d.AggregateFirst && pr.Plan.RereadRows {
+		fits, err := listsFit(ctx, b, nrows*sampleScale)
+		if err != nil {
 			return err
 		}
+		d.Ranked = !fits
 	}
 	pr.Shapes.store(stats, d)
 	return pr.setBounding(d)
@@ -634,54 +647,44 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 // sampleScale is the inverse of the fraction of units that sqlgen.ShapeStats samples.
 const sampleScale = 64
 
-// prefilterBytesPerRow is about how much memory DuckDB's prefilter holds per row of its input
-// (the per-unit lists of priorities, the join's table, the aggregation of the kept rows): 9 GB
-// of peak RSS for 10^8 rows of the hard shape of docs/benchmarks.md, and more in DuckDB's own
-// accounting, which the memory limit binds: 4 buckets of those rows ran out of a 4 GB limit
-// (the lists cannot spill), 8 did not.
-const prefilterBytesPerRow = 128
+// listsBytesPerRow is about how much memory DuckDB's prefilter holds per row of its input
+// when it reads the rows twice (the per-unit lists of priorities, which cannot spill, the
+// join's table, the aggregation of the kept rows): 9 GB of peak RSS for 10^8 rows of the hard
+// shape of docs/benchmarks.md, and more in DuckDB's own accounting, which the memory limit
+// binds (a quarter of those rows ran out of a 4 GB limit).
+const listsBytesPerRow = 128
 
-// maxUnitBuckets bounds plan.Plan.UnitBuckets: each bucket reads the rows twice.
-const maxUnitBuckets = 64
-
-// unitBuckets is how many buckets of units the prefilter needs for its working set (about
-// prefilterBytesPerRow for each of rows, an estimate) to stay within 70% of DuckDB's memory
-// limit: a power of two, 1 when it fits. Running out of memory fails the query after its
-// charge, and spilling costs more than reading the rows again (10^8 rows from Parquet under a
-// 4 GB limit: out of memory in one bucket and in four, 3.5 times the floor in eight;
-// docs/benchmarks.md).
-func unitBuckets(ctx context.Context, b backend.Backend, rows float64) (int, error) {
-	need := rows * prefilterBytesPerRow
+// listsFit reports whether the prefilter's per-unit lists for about rows rows (an estimate)
+// stay within 70% of DuckDB's memory limit. When they would not, the rows are ranked in a
+// window, which spills to disk: running out of memory would fail the query after its charge
+// (10^8 rows from Parquet under a 4 GB limit: out of memory with the lists, 1.7 times the
+// floor ranked; docs/benchmarks.md).
+func listsFit(ctx context.Context, b backend.Backend, rows float64) (bool, error) {
+	need := rows * listsBytesPerRow
 	if need < 64<<20 {
-		return 1, nil
+		return true, nil
 	}
 	res, err := b.Query(ctx, "SELECT CAST(current_setting('memory_limit') AS VARCHAR)")
 	if err != nil || len(res.Values) != 1 {
-		return 1, err
+		return true, err
 	}
 	text, _ := res.Values[0][0].(string)
 	limit, err := limits.ParseSize(text)
 	if err != nil {
-		return 1, nil // no limit DuckDB prints as a size: one bucket
+		return true, nil // no limit DuckDB prints as a size
 	}
-	n := 1
-	for n < maxUnitBuckets && need/float64(n) > 0.7*float64(limit) {
-		n *= 2
-	}
-	return n, nil
+	return need <= 0.7*float64(limit), nil
 }
 
-// setBounding makes the stage bound contributions as d says: buckets of units only over rows
-// that every read gives alike, which are then read again for each bucket.
+// setBounding makes the stage bound contributions as d says.
 func (pr *Prepared) setBounding(d Bounding) error {
-	buckets := d.UnitBuckets > 1 && pr.reads.Repeatable
-	if !d.AggregateFirst && !buckets {
+	ranked := d.Ranked && pr.Plan.RereadRows
+	if !d.AggregateFirst && !ranked {
 		return nil
 	}
 	pr.Plan.AggregateFirst = d.AggregateFirst
-	if buckets {
-		pr.Plan.UnitBuckets = d.UnitBuckets
-		pr.Plan.RereadRows = true
+	if ranked {
+		pr.Plan.RereadRows = false
 	}
 	return pr.reprint()
 }

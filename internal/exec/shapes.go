@@ -22,7 +22,10 @@ type ShapeCache struct {
 // Bounding is a decision of chooseBounding: how the stage bounds contributions.
 type Bounding struct {
 	AggregateFirst bool // plan.Plan.AggregateFirst
-	UnitBuckets    int  // plan.Plan.UnitBuckets
+	// Ranked makes DuckDB's prefilter rank the rows in a window in one read rather than
+	// read them twice with per-unit lists (plan.Plan.RereadRows), which would not fit the
+	// memory limit.
+	Ranked bool
 }
 
 type shapeEntry struct {

@@ -117,8 +117,9 @@ func TestShapeCacheStaleDecisionSameRelease(t *testing.T) {
 }
 
 // TestBoundingFormsAgree runs queries with DuckDB's forms of contribution bounding, the
-// prefilter (in one run, or per bucket of units: plan.Plan.UnitBuckets) and aggregate-first
-// (plan.Plan.AggregateFirst), under several seeds and checks
+// prefilter (reading the rows twice with per-unit lists, or ranking them in a window:
+// plan.Plan.RereadRows) and aggregate-first (plan.Plan.AggregateFirst), under several seeds
+// and checks
 // that they release the same exact rows (the executor picks the form from statistics of all
 // units' data, so a unit's contribution must not depend on it), and that neither lets a unit
 // into more than kappa groups. The data mixes units within kappa, units over it, units with
@@ -152,9 +153,9 @@ func TestBoundingFormsAgree(t *testing.T) {
 		strings.Replace(opts, "kappa=4", "kappa=1", 1) + " k, ANON_COUNT(*) AS n FROM t GROUP BY k",
 	} {
 		for _, seed := range []int64{1, -2, 77777777777, -9223372036854775807} {
-			// The prefilter reading the table twice, aggregate-first, buckets, and the
-			// prefilter over materialized rows (as for Parquet files).
-			forms := []exec.Bounding{{}, {AggregateFirst: true}, {UnitBuckets: 3}, {UnitBuckets: 4}, {}}
+			// The prefilter reading the table twice, aggregate-first, and the prefilter
+			// ranking the rows (as for files, and tables whose lists would not fit memory).
+			forms := []exec.Bounding{{}, {AggregateFirst: true}, {Ranked: true}}
 			released := make([][]string, len(forms))
 			for i, form := range forms {
 				first := form.AggregateFirst
@@ -162,21 +163,13 @@ func TestBoundingFormsAgree(t *testing.T) {
 				if !p.RereadRows {
 					t.Fatal("a table's rows were not taken as the same at every read")
 				}
-				if i == len(forms)-1 {
-					if err := exec.SetReread(pr, false); err != nil {
-						t.Fatal(err)
-					}
-				}
-				exec.DecideBuckets(pr, form)
+				exec.Decide(pr, form)
 				res, err := pr.Run(ctx, db)
 				if err != nil {
 					t.Fatalf("%s (%+v): %v", query, form, err)
 				}
-				if i == len(forms)-1 && (p.RereadRows || !strings.Contains(pr.StageSQL, "_dp_hashed AS MATERIALIZED")) {
-					t.Fatal("the stage read the rows twice; want them materialized")
-				}
-				if p.AggregateFirst != first || p.UnitBuckets != form.UnitBuckets {
-					t.Fatalf("the stage used aggregate first = %v and %d buckets, want %+v", p.AggregateFirst, p.UnitBuckets, form)
+				if ranked := strings.Contains(pr.StageSQL, "dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h)"); p.AggregateFirst != first || ranked != form.Ranked || p.RereadRows == form.Ranked {
+					t.Fatalf("the stage used aggregate first = %v, ranked = %v, read twice = %v, want %+v", p.AggregateFirst, ranked, p.RereadRows, form)
 				}
 				for _, r := range res.Rows {
 					released[i] = append(released[i], fmt.Sprint(r...))
@@ -203,7 +196,7 @@ func TestBoundingFormsAgree(t *testing.T) {
 
 // TestBoundingRereadRows: DuckDB's prefilter reads the private rows twice when their plan
 // shows every read gives the same rows (once for each unit's chosen priorities, once for
-// the rows kept), and once more per bucket of units. Should two reads differ all the same (a
+// the rows kept). Should two reads differ all the same (a
 // Parquet file replaced between them; here a view drawing at random, which the plan check
 // must refuse to read twice, and which the test then forces to be), a unit must still stay
 // within kappa groups whatever the second read gives, so rows are kept by
@@ -223,7 +216,7 @@ func TestBoundingRereadRows(t *testing.T) {
 		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) k, ANON_COUNT(*) AS n FROM v GROUP BY k",
 		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) k, ANON_COUNT(*) AS n, ANON_SUM(uid CLAMPED BETWEEN 0 AND 9) AS s FROM v GROUP BY k",
 	} {
-		for _, form := range []exec.Bounding{{}, {UnitBuckets: 2}, {AggregateFirst: true}} {
+		for _, form := range []exec.Bounding{{}, {Ranked: true}, {AggregateFirst: true}} {
 			p, pr := checkedPrepare(t, db, query, rel, 0)
 			if p.RereadRows {
 				t.Fatal("a view drawing random groups was taken for rows that every read gives alike")
@@ -231,7 +224,7 @@ func TestBoundingRereadRows(t *testing.T) {
 			if err := exec.SetReread(pr, true); err != nil {
 				t.Fatal(err)
 			}
-			exec.DecideBuckets(pr, form)
+			exec.Decide(pr, form)
 			if _, err := pr.Run(ctx, db); err != nil {
 				t.Fatalf("%+v: %v", form, err)
 			}
@@ -304,4 +297,44 @@ func checkedPrepare(t *testing.T, db backend.Backend, query string, rel *catalog
 		t.Fatal(err)
 	}
 	return p, pr
+}
+
+// TestBoundingRanksWhenListsWouldNotFit: on a table whose per-unit lists the sample says would
+// not fit DuckDB's memory limit (they cannot spill), the executor ranks the rows in a window
+// instead of reading them twice, and releases the same exact rows as with the lists.
+func TestBoundingRanksWhenListsWouldNotFit(t *testing.T) {
+	ctx := context.Background()
+	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
+		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
+	var released [2][]string
+	for i, limit := range []string{"", "100MB"} {
+		db := ownerDB(t, `CREATE TABLE t AS SELECT i % 100000 AS uid, CAST(hash(i) % 1000 AS INTEGER) AS k, CAST(i % 97 AS DOUBLE) AS v FROM range(1000000) r(i)`)
+		if limit != "" {
+			if err := db.Exec(ctx, "SET memory_limit = '"+limit+"'"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := planFor(t, shapeQuery, rel)
+		p.Seed = 11
+		pr, err := exec.Prepare(p, testmode.Noiseless{}, backend.DuckDB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := pr.Run(ctx, db)
+		if err != nil {
+			t.Fatalf("memory limit %q: %v", limit, err)
+		}
+		ranked := strings.Contains(pr.StageSQL, "dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h)")
+		if p.AggregateFirst || ranked != (limit != "") || p.RereadRows == ranked {
+			t.Fatalf("memory limit %q: aggregate first %v, ranked %v, read twice %v; want the lists without a limit, the window under it",
+				limit, p.AggregateFirst, ranked, p.RereadRows)
+		}
+		for _, r := range res.Rows {
+			released[i] = append(released[i], fmt.Sprint(r...))
+		}
+		sort.Strings(released[i])
+	}
+	if len(released[0]) == 0 || !reflect.DeepEqual(released[0], released[1]) {
+		t.Errorf("ranked and listed stages release different rows:\n%v\n%v", released[0], released[1])
+	}
 }

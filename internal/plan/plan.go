@@ -37,19 +37,13 @@ type Plan struct {
 	// exceed kappa or that units repeat their groups (the prefilter then costs more than it
 	// saves). Both forms keep the same groups for a given seed.
 	AggregateFirst bool
-	// RereadRows, when set, makes DuckDB's prefilter read the stage's rows twice (and again
-	// per bucket of units) instead of materializing them: the executor sets it only when
-	// DuckDB's plan of the rows shows that every read gives the same rows (store.ReadsOf:
-	// scans, filters, projections and joins, no volatile function, no sample), and either
-	// they come from tables only (cheaper to read again than to materialize) or the units
-	// are split into buckets.
+	// RereadRows, when set, makes DuckDB's prefilter read the stage's rows twice (per-unit
+	// lists of priorities, then the rows kept) instead of ranking them in a window in one
+	// read: the executor sets it only when DuckDB's plan of the rows shows that every read
+	// gives the same rows from tables (store.ReadsOf: scans, filters, projections and
+	// joins, no volatile function, no sample) and a sample of the data shows that the lists
+	// fit the memory limit (they cannot spill). Both ways keep the same groups for a seed.
 	RereadRows bool
-	// UnitBuckets, when > 1 (with RereadRows), makes DuckDB's prefilter bound contributions
-	// once per bucket of units (hash(unit) modulo UnitBuckets), reading the rows again for
-	// each, so that its working set is that of one bucket: the executor sets it when a sample
-	// of the data shows that one run would not fit the memory limit. It changes only the
-	// speed and the memory, never the groups kept for a given seed.
-	UnitBuckets int
 	// KeyTypes are the database types of the group keys (from a query that reads no rows),
 	// once the executor knows them; the SQL normalises each key by its type, so that the
 	// stage's groups are exact values (sqlgen.NormaliseKey).

@@ -137,11 +137,6 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 // (rankExpr; part: the columns that make one unit's group), and returns the name of the
 // relation the per-unit aggregation reads (from itself without per-row aggregates).
 func writeRanks(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, part, values []string, from string) string {
-	return writeRanksAs(b, p, d, keys, part, values, from, "_dp_ranked")
-}
-
-// writeRanksAs is writeRanks with the CTE named name.
-func writeRanksAs(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, part, values []string, from, name string) string {
 	var ranks []string
 	for j, a := range p.Aggregates {
 		if j < len(values) && values[j] != "" && perRow(p, a) {
@@ -151,8 +146,8 @@ func writeRanksAs(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, par
 	if len(ranks) == 0 {
 		return from
 	}
-	fmt.Fprintf(b, "%s AS (\n  SELECT *, %s\n  FROM %s\n),\n", name, strings.Join(ranks, ", "), from)
-	return name
+	fmt.Fprintf(b, "_dp_ranked AS (\n  SELECT *, %s\n  FROM %s\n),\n", strings.Join(ranks, ", "), from)
+	return "_dp_ranked"
 }
 
 // rowPriority is the priority of a row of _dp_rows under max_rows_contributed: a hash of the
@@ -172,81 +167,54 @@ func rowPriority(p *plan.Plan, d backend.Dialect, keys, values []string) string 
 const maxPrefilterKappa = 16
 
 // writePrefilter bounds contributions before the per-unit aggregation, which is what makes
-// it cheap (docs/design/bounding-on-duckdb.md): every row gets its group's priority h = hash(hash(unit,
-// keys, seed)); per unit, the kappa smallest distinct h are found from a list of the unit's
-// h (kappa passes of "smallest value above the previous one" over a shrinking list; units
-// with at most kappa rows keep their list as it is); only rows whose h is one of those are
-// aggregated, grouped by (unit, h). Grouping by h rather than by the keys keeps the bound even
-// if two of a unit's groups collide on h (one contribution then covers both: their keys are
-// taken with min()), so a unit never reaches more than kappa groups.
+// it cheap (docs/design/bounding-on-duckdb.md): every row gets its group's priority h =
+// hash(hash(unit, keys, seed)); a row is kept if its h is one of the kappa smallest distinct
+// h of its unit, and the kept rows are aggregated, grouped by (unit, h). Grouping by h rather
+// than by the keys keeps the bound even if two of a unit's groups collide on h (one
+// contribution then covers both: their keys are taken with min()), so a unit never reaches
+// more than kappa groups. DuckDB finds a unit's kappa smallest distinct h in one of two ways,
+// which keep the same rows:
 //
-// With p.RereadRows (rows that DuckDB's plan shows are the same at every read, from tables or
-// split into buckets) the rows are read twice (the lists, then the rows kept), not
-// materialized (docs/benchmarks.md), and a row is kept only if its h is one of the at most
-// kappa that the first read chose for its unit, never by comparison with a threshold, so that
-// the bound holds whatever a second read gives (a file replaced between them). Other rows are
-// materialized, and rows that could differ between reads (an owner's view with USING SAMPLE
-// or random()) always are, so that both reads are one and this form keeps the same rows as
-// writeAggregateFirst, which the executor may choose instead from the data; a threshold
-// (h at most the kappa-th smallest distinct) then keeps exactly those.
-// With p.UnitBuckets > 1 (and RereadRows) the whole bounding runs once per bucket of units
-// (hash(unit) modulo the buckets), each reading the rows again, and _dp_bounded is their
-// union: a unit is in one bucket (its hash is a function of its value, and units compare by
-// their bytes), and the working set of each run is that of its bucket's units alone.
+//   - With p.RereadRows (rows from DuckDB's tables that its plan shows are the same at every
+//     read, and whose working set fits the memory limit: the executor decides), the rows are
+//     read twice: a list of each unit's h (kappa passes of "smallest value above the previous
+//     one" over a shrinking list; units with at most kappa rows keep their list as it is),
+//     then the rows, each kept only if its h is one of the at most kappa that the first read
+//     chose for its unit, never by comparison with a threshold, so that the bound holds
+//     whatever a second read gives. Fastest in memory (docs/benchmarks.md), but the lists
+//     cannot spill to disk, and DuckDB frees them only when the statement ends.
+//   - Otherwise the rows are read once and ranked in a window, dense_rank() over each unit's
+//     rows ordered by h, and those ranked at most kappa kept: DuckDB partitions and sorts
+//     them within its memory limit, spilling to disk (10^8 rows from Parquet in 1.5 times
+//     the floor under a 2 GB limit, where the lists ran out of memory). Rows that could
+//     differ between reads (an owner's view with USING SAMPLE or random()) are read once.
 func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, values, partials []string) {
 	if d == backend.Postgres {
 		writePgPrefilter(b, p, keys, values, partials)
 		return
 	}
-	buckets := 1
-	if p.RereadRows {
-		buckets = max(p.UnitBuckets, 1)
-	}
-	if buckets == 1 {
-		writePrefilterBucket(b, p, keys, values, partials, "", "")
-		return
-	}
-	var union []string
-	for i := 0; i < buckets; i++ {
-		sfx := fmt.Sprintf("_b%d", i)
-		writePrefilterBucket(b, p, keys, values, partials, sfx, fmt.Sprintf(" WHERE hash(_dp_uid) %% %d = %d", buckets, i))
-		b.WriteString(",\n")
-		union = append(union, "SELECT * FROM _dp_bounded"+sfx)
-	}
-	b.WriteString("_dp_bounded AS (\n  " + strings.Join(union, "\n  UNION ALL\n  ") + "\n)")
-}
-
-// writePrefilterBucket writes DuckDB's prefilter over the rows of _dp_rows that pass where
-// (empty: all), its CTEs named with the suffix sfx, ending with _dp_bounded<sfx>.
-func writePrefilterBucket(b *strings.Builder, p *plan.Plan, keys, values, partials []string, sfx, where string) {
 	k := p.Kappa
-	materialized := "MATERIALIZED"
-	if p.RereadRows {
-		materialized = "NOT MATERIALIZED"
-	}
-	fmt.Fprintf(b, "_dp_hashed%s AS %s (\n  SELECT *, %s AS _dp_h FROM _dp_rows%s\n),\n", sfx, materialized, priority(backend.DuckDB, keys, p.Seed), where)
-	fmt.Fprintf(b, "_dp_lists%s AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed%s GROUP BY 1\n),\n", sfx, sfx)
-	writeThresholds(b, k, sfx)
 	if !p.RereadRows {
-		// One read: a threshold keeps exactly the unit's kappa smallest distinct priorities.
-		// (The membership test below, on materialized rows, made DuckDB build its join's
-		// table on the rows rather than the units: 1.6 times the memory at 10^8 rows.)
-		fmt.Fprintf(b, "_dp_kept%s AS (\n  SELECT r.* FROM _dp_hashed%s AS r JOIN _dp_m%d%s AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m%d IS NULL OR r._dp_h <= th._dp_m%d\n),\n", sfx, sfx, k, sfx, k, k)
+		fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
+		fmt.Fprintf(b, "_dp_kept AS (\n  SELECT * EXCLUDE (_dp_grank) FROM (SELECT *, dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h) AS _dp_grank FROM _dp_hashed) AS _dp_g WHERE _dp_grank <= %d\n),\n", k)
 	} else {
-		// Two reads: a row is kept if its priority is one of its unit's chosen ones, its
-		// list itself when it has at most kappa entries (_dp_m1 is NULL), else the kappa
-		// smallest distinct values (NULL past the distinct ones).
+		fmt.Fprintf(b, "_dp_hashed AS NOT MATERIALIZED (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
+		b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed GROUP BY 1\n),\n")
+		writeThresholds(b, k)
+		// A row is kept if its priority is one of its unit's chosen ones: its list itself
+		// when it has at most kappa entries (_dp_m1 is NULL), else the kappa smallest
+		// distinct values (NULL past the distinct ones).
 		chosen := make([]string, k)
 		in := make([]string, k)
 		for i := range chosen {
 			chosen[i] = fmt.Sprintf("CASE WHEN _dp_m1 IS NULL THEN _dp_hs[%d] ELSE _dp_m%d END AS _dp_s%d", i+1, i+1, i+1)
 			in[i] = fmt.Sprintf("th._dp_s%d", i+1)
 		}
-		fmt.Fprintf(b, "_dp_kept%s AS (\n  SELECT r.* FROM _dp_hashed%s AS r JOIN (SELECT _dp_u, %s FROM _dp_m%d%s) AS th ON r._dp_uid = th._dp_u\n  WHERE r._dp_h IN (%s)\n),\n",
-			sfx, sfx, strings.Join(chosen, ", "), k, sfx, strings.Join(in, ", "))
+		fmt.Fprintf(b, "_dp_kept AS (\n  SELECT r.* FROM _dp_hashed AS r JOIN (SELECT _dp_u, %s FROM _dp_m%d) AS th ON r._dp_uid = th._dp_u\n  WHERE r._dp_h IN (%s)\n),\n",
+			strings.Join(chosen, ", "), k, strings.Join(in, ", "))
 	}
-	from := writeRanksAs(b, p, backend.DuckDB, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_kept"+sfx, "_dp_ranked"+sfx)
-	b.WriteString("_dp_bounded" + sfx + " AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
+	from := writeRanks(b, p, backend.DuckDB, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_kept")
+	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
 }
 
 // perPriority is the select list of the per-unit aggregation grouped by (_dp_uid, _dp_h):
@@ -274,15 +242,15 @@ func perPriority(keys, partials []string) []string {
 	return append(append(cols, "_dp_uid"), partials...)
 }
 
-// writeThresholds writes _dp_m1<sfx> .. _dp_m<k><sfx> over _dp_lists<sfx> (_dp_u, the unit,
+// writeThresholds writes _dp_m1 .. _dp_m<k> over _dp_lists (_dp_u, the unit,
 // and _dp_hs, a list of its priorities), each adding a column: _dp_m<i> is the i-th smallest
 // distinct priority of a unit with more than k of them (NULL past its distinct ones), and
 // NULL for the others (one pass per step: the smallest value above the previous one, over
 // the shrinking list _dp_w).
-func writeThresholds(b *strings.Builder, k int64, sfx string) {
-	fmt.Fprintf(b, "_dp_m1%s AS (\n  SELECT *, list_min(_dp_w) AS _dp_m1 FROM (SELECT _dp_u, _dp_hs, CASE WHEN len(_dp_hs) > %d THEN _dp_hs END AS _dp_w FROM _dp_lists%s)\n),\n", sfx, k, sfx)
+func writeThresholds(b *strings.Builder, k int64) {
+	fmt.Fprintf(b, "_dp_m1 AS (\n  SELECT *, list_min(_dp_w) AS _dp_m1 FROM (SELECT _dp_u, _dp_hs, CASE WHEN len(_dp_hs) > %d THEN _dp_hs END AS _dp_w FROM _dp_lists)\n),\n", k)
 	for i := int64(2); i <= k; i++ {
-		fmt.Fprintf(b, "_dp_m%d%s AS (\n  SELECT *, list_min(_dp_w) AS _dp_m%d FROM (SELECT * REPLACE (list_filter(_dp_w, lambda x: x > _dp_m%d) AS _dp_w) FROM _dp_m%d%s)\n),\n", i, sfx, i, i-1, i-1, sfx)
+		fmt.Fprintf(b, "_dp_m%d AS (\n  SELECT *, list_min(_dp_w) AS _dp_m%d FROM (SELECT * REPLACE (list_filter(_dp_w, lambda x: x > _dp_m%d) AS _dp_w) FROM _dp_m%d)\n),\n", i, i, i-1, i-1)
 	}
 }
 
@@ -303,7 +271,7 @@ func writeAggregateFirst(b *strings.Builder, p *plan.Plan, keys, values, partial
 	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + ", _dp_h\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n),\n")
 	fmt.Fprintf(b, "_dp_heavy AS (\n  SELECT _dp_uid FROM _dp_per_unit GROUP BY _dp_uid HAVING COUNT(*) > %d\n),\n", k)
 	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_per_unit SEMI JOIN _dp_heavy USING (_dp_uid) GROUP BY 1\n),\n")
-	writeThresholds(b, k, "")
+	writeThresholds(b, k)
 	// Units are never NULL (_dp_rows), so a unit missing from the thresholds has at most
 	// kappa per-unit rows and keeps them all. _dp_per_unit is materialized (read three
 	// times), so the thresholds and the rows they filter come from one read.

@@ -48,7 +48,7 @@ type RowReads struct {
 // within a statement: besides its own aggregate, only repeatableOperators, scans of tables,
 // Parquet files and ranges, and no volatile function. A plan DuckDB could not serialize (a
 // CSV or JSON reader) is not repeatable. DuckDB's prefilter may read such rows twice instead
-// of materializing them (plan.Plan.RereadRows); on other rows the two reads could differ (a
+// of ranking them in one read (plan.Plan.RereadRows); on other rows the two reads could differ (a
 // view's USING SAMPLE), and although the prefilter's bound holds even then, its rows would
 // differ from the other bounding form's, which the executor chooses from the data (outside
 // review).

@@ -8,9 +8,9 @@ import (
 	"github.com/dpsql/dpsql/backend/duckdb"
 )
 
-// TestUnitBuckets: the prefilter is split into buckets of units only when its estimated
-// working set exceeds 70% of DuckDB's memory limit, in powers of two, at most maxUnitBuckets.
-func TestUnitBuckets(t *testing.T) {
+// TestListsFit: the prefilter reads the rows twice with per-unit lists only while their
+// estimated size is within 70% of DuckDB's memory limit; past it the rows are ranked.
+func TestListsFit(t *testing.T) {
 	ctx := context.Background()
 	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
 	if err != nil {
@@ -22,16 +22,16 @@ func TestUnitBuckets(t *testing.T) {
 	}
 	for _, c := range []struct {
 		rows float64
-		want int
+		want bool
 	}{
-		{0, 1}, {1e5, 1}, {5e6, 1}, {6e6, 2}, {1e8, 32}, {1e9, 64}, {1e12, 64},
+		{0, true}, {1e5, true}, {5e6, true}, {6e6, false}, {1e8, false}, {1e12, false},
 	} {
-		got, err := unitBuckets(ctx, db, c.rows)
+		got, err := listsFit(ctx, db, c.rows)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got != c.want {
-			t.Errorf("%g rows under 1 GiB: %d buckets, want %d", c.rows, got, c.want)
+			t.Errorf("%g rows under 1 GiB: fit %v, want %v", c.rows, got, c.want)
 		}
 	}
 }

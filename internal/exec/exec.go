@@ -547,12 +547,21 @@ func (pr *Prepared) exactGroups(ctx context.Context, b backend.Backend) error {
 }
 
 // setKeyTypes records the keys' database types and prints the plan's SQL again with each key normalised by its type
-// (sqlgen.NormaliseKey). It refuses keys that the release step could not post-process, before
-// any data is read.
+// (sqlgen.NormaliseKey). It refuses, before any data is read, keys that the release step
+// could not post-process and keys nesting values that have several spellings
+// (sqlgen.NestsInexactValues).
 func (pr *Prepared) setKeyTypes(types []string) error {
 	q := pr.Plan.Query
 	if err := sqlgen.CheckKeyTypes(q, types, !direct(q) || pr.Plan.ConfidenceLevel > 0); err != nil {
 		return err
+	}
+	for i, typ := range types {
+		if i < len(q.Keys) && sqlgen.NestsInexactValues(pr.dialect, typ) {
+			return sqlerr.Privacy(q.Keys[i].Expr.Span().Start, store.RuleUnitCollation,
+				fmt.Sprintf("group key %s, of type %s, holds floating-point or interval values (or PostgreSQL numerics), which the database groups by an equality coarser than their spelling (-0 and 0, '1 month' and '30 days'): a group would be shown under the spelling of whichever row the database met first, which can be one person's; dpsql gives such values one spelling only outside lists, arrays, structs, maps and unions",
+					sqlgen.PrintData(pr.dialect, q.Keys[i].Expr), typ),
+				"group by its elements or fields (k[OFFSET(0)], k.field), which are normalised, or by CAST(k AS VARCHAR), which makes each spelling a group of its own")
+		}
 	}
 	pr.Plan.KeyTypes = append([]string(nil), types...)
 	return pr.reprint()

@@ -2,6 +2,7 @@ package sqlgen
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
@@ -58,6 +59,31 @@ func NormaliseKey(d backend.Dialect, x, typ string) string {
 	}
 	return x
 }
+
+// NestsInexactValues reports whether a group key of database type typ nests values that the
+// database compares by an equality coarser than their spelling, which NormaliseKey maps to a
+// canonical value only at the top level: floats (-0 and 0), intervals ('1 month' and '30
+// days') and, on PostgreSQL, numerics (1.0 and 1.00), inside a list, an array, a STRUCT, a
+// MAP or a UNION. DuckDB groups [-0.0] with [0.0] and releases the group under the spelling
+// of whichever row it met first, which can be one person's (outside review). Field names in
+// double quotes are not read as types.
+func NestsInexactValues(d backend.Dialect, typ string) bool {
+	t := strings.ToUpper(quotedName.ReplaceAllString(typ, `""`))
+	nested := strings.Contains(t, "[") || strings.HasPrefix(t, "STRUCT(") || strings.HasPrefix(t, "MAP(") || strings.HasPrefix(t, "UNION(")
+	if !nested {
+		return false
+	}
+	if d == backend.Postgres {
+		return pgInexactElement.MatchString(t)
+	}
+	return inexactElement.MatchString(t)
+}
+
+var (
+	quotedName       = regexp.MustCompile(`"(?:[^"]|"")*"`)
+	inexactElement   = regexp.MustCompile(`\b(DOUBLE|FLOAT|REAL|INTERVAL)\b`)
+	pgInexactElement = regexp.MustCompile(`\b(DOUBLE PRECISION|REAL|INTERVAL|NUMERIC)\b`)
+)
 
 // keyExpr is key i of p as the stage prints it: the analyst's expression x, normalised by the
 // key's type once the executor knows it.

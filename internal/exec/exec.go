@@ -511,10 +511,10 @@ func (pr *Prepared) exactGroups(ctx context.Context, b backend.Backend) error {
 	}
 	plan, _ := rows.Values[0][0].(string)
 	pr.reads = store.ReadsOf(plan)
-	// Reading DuckDB's tables twice with per-unit lists costs less than ranking their rows in
-	// a window (10^7 rows of the hard shape); files are ranked (10^8 rows of Parquet: 1.3
-	// times faster, a third of the memory), and so are tables whose lists would not fit the
-	// memory limit (chooseBounding).
+	// Reading DuckDB's tables twice with per-unit lists costs no more than ranking their rows
+	// in a window up to about 10^7 rows of the hard shape; files are ranked (10^8 rows of
+	// Parquet: 1.5 times faster than materialized, 0.44 times the memory), and so are tables
+	// of more rows or whose lists would not fit the memory limit (chooseBounding).
 	if reread := pr.reads.Repeatable && pr.reads.TablesOnly; reread != p.RereadRows {
 		p.RereadRows = reread
 		if err := pr.reprint(); err != nil {
@@ -613,8 +613,8 @@ func (pr *Prepared) boundsSQL() ([]string, error) {
 // kappa and rows rarely repeat a (unit, group) pair; otherwise aggregating per unit first is
 // cheaper (plan.Plan.AggregateFirst; on DuckDB's easy shape of docs/benchmarks.md 1.65 times
 // the floor against 3.8); and the prefilter reads DuckDB's tables twice with per-unit lists
-// only when the sample shows the lists fit the memory limit, else it ranks the rows in a
-// window (plan.Plan.RereadRows). It reads statistics of a 1/64 sample of the units; they
+// only when the sample shows few enough rows, whose lists fit the memory limit, else it
+// ranks the rows in a window (plan.Plan.RereadRows, listsPayOff). It reads statistics of a 1/64 sample of the units; they
 // decide only the speed and memory (every form keeps the same groups for a given seed) and
 // are never shown, so they spend no budget. Timing is out of scope, as everywhere. With pr.Shapes set, a decision
 // taken for the same statistics query earlier in the session is reused instead of reading
@@ -643,11 +643,11 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 	// Few data, or the prefilter's case: keep it.
 	d := Bounding{AggregateFirst: !(units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10))}
 	if !d.AggregateFirst && pr.Plan.RereadRows {
-		fits, err := listsFit(ctx, b, nrows*sampleScale)
+		lists, err := listsPayOff(ctx, b, nrows*sampleScale)
 		if err != nil {
 			return err
 		}
-		d.Ranked = !fits
+		d.Ranked = !lists
 	}
 	pr.Shapes.store(stats, d)
 	return pr.setBounding(d)
@@ -660,16 +660,25 @@ const sampleScale = 64
 // when it reads the rows twice (the per-unit lists of priorities, which cannot spill, the
 // join's table, the aggregation of the kept rows): 9 GB of peak RSS for 10^8 rows of the hard
 // shape of docs/benchmarks.md, and more in DuckDB's own accounting, which the memory limit
-// binds (a quarter of those rows ran out of a 4 GB limit).
+// binds (those rows ran out of a 4 GB limit; their lists alone, 1.8 GB, out of 2 GB).
 const listsBytesPerRow = 128
 
-// listsFit reports whether the prefilter's per-unit lists for about rows rows (an estimate)
-// stay within 70% of DuckDB's memory limit. When they would not, the rows are ranked in a
-// window, which spills to disk: running out of memory would fail the query after its charge
-// (10^8 rows from Parquet under a 4 GB limit: out of memory with the lists, 1.7 times the
-// floor ranked; docs/benchmarks.md).
-func listsFit(ctx context.Context, b backend.Backend, rows float64) (bool, error) {
+// maxListRows is the most rows for which the prefilter's per-unit lists (reading a table
+// twice) pay off: ranking the rows in a window costs about as much at 10^7 rows of the hard
+// shape, less at 3·10^7 (6.0-7.0 s against 8.1-9.1 s, the floor 6.1 s) and at 10^8 (17-19 s
+// against 26-28 s, the floor 23-27 s: docs/benchmarks.md).
+const maxListRows = 2e7
+
+// listsPayOff reports whether the prefilter should read a table twice with per-unit lists for
+// about rows rows (an estimate): at most maxListRows, and the lists within 70% of DuckDB's
+// memory limit. Otherwise the rows are ranked in a window, which spills to disk: running out
+// of memory would fail the query after its charge (10^8 rows from Parquet under a 4 GB
+// limit: out of memory with the lists, 1.3-1.7 times the floor ranked; docs/benchmarks.md).
+func listsPayOff(ctx context.Context, b backend.Backend, rows float64) (bool, error) {
 	need := rows * listsBytesPerRow
+	if rows > maxListRows {
+		return false, nil
+	}
 	if need < 64<<20 {
 		return true, nil
 	}

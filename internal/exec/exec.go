@@ -556,11 +556,17 @@ func (pr *Prepared) setKeyTypes(types []string) error {
 		return err
 	}
 	for i, typ := range types {
+		if i < len(q.Keys) && strings.Contains(strings.ToUpper(typ), "VARIANT") {
+			// The driver cannot read VARIANT values back: such a query failed only when
+			// the stage returned a row (outside review).
+			return sqlerr.New(q.Keys[i].Expr.Span().Start, sqlerr.FeatureNotSupported,
+				"a group key of type %s cannot be read back", typ).WithHint("group by a value of another type (CAST(k AS VARCHAR))")
+		}
 		if i < len(q.Keys) && sqlgen.NestsInexactValues(pr.dialect, typ) {
 			return sqlerr.Privacy(q.Keys[i].Expr.Span().Start, store.RuleUnitCollation,
 				fmt.Sprintf("group key %s, of type %s, holds floating-point or interval values (or PostgreSQL numerics), which the database groups by an equality coarser than their spelling (-0 and 0, '1 month' and '30 days'): a group would be shown under the spelling of whichever row the database met first, which can be one person's; dpsql gives such values one spelling only outside lists, arrays, structs, maps and unions",
 					sqlgen.PrintData(pr.dialect, q.Keys[i].Expr), typ),
-				"group by its elements or fields (k[OFFSET(0)], k.field), which are normalised, or by CAST(k AS VARCHAR), which makes each spelling a group of its own")
+				"group by its elements or fields (k[OFFSET(0)], k.field), which are normalised")
 		}
 	}
 	pr.Plan.KeyTypes = append([]string(nil), types...)

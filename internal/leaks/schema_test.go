@@ -486,3 +486,35 @@ func TestLeakImplicitConversions(t *testing.T) {
 		}
 	}
 }
+
+// TestLeakUnreadableKeysAndFailingCasts: an outside review (2026-11-29) made queries fail
+// only when the target's row was there: DuckDB's TRY_CAST to GEOMETRY raises its parse error
+// (in a key or in WHERE), and the driver cannot read VARIANT values, so a key nesting one
+// ([CAST(k AS VARIANT)], or an owner's VARIANT column in a list) failed once the stage
+// returned a row. Each is refused before the charge, with and without the target alike.
+func TestLeakUnreadableKeysAndFailingCasts(t *testing.T) {
+	ctx := context.Background()
+	for _, who := range []string{"nobody", "target"} {
+		db, dsn := ownerFile(t, who+".duckdb")
+		if _, err := db.Exec(ctx, `SET BUDGET OPTIONS(epsilon=1, delta=1e-5);
+			CREATE TABLE t AS SELECT i AS uid, CASE WHEN i = 0 AND '`+who+`' = 'target' THEN 'x' END AS s,
+				CAST(i % 3 AS DOUBLE) AS k FROM range(0, 200) r(i);
+			ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
+			CREATE VIEW tv OPTIONS(anonymization_userid_column='uid') AS SELECT uid, CAST(k AS VARIANT) AS va FROM t;
+			CHECKPOINT`); err != nil {
+			t.Fatal(err)
+		}
+		analyst := reopenAsAnalyst(t, db, dsn)
+		const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.1, delta=1e-9, kappa=1) "
+		for _, q := range []string{
+			opts + "[CAST(k AS VARIANT)] AS key, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM t WHERE uid = 0 GROUP BY 1",
+			opts + "[va] AS key, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM tv WHERE uid = 0 GROUP BY 1",
+			opts + "CAST(s AS GEOMETRY) AS key, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM t GROUP BY 1",
+			opts + "ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM t WHERE TRY_CAST(s AS GEOMETRY) IS NULL",
+		} {
+			if _, err := analyst.Exec(ctx, q); sqlState(err) != sqlerr.FeatureNotSupported {
+				t.Errorf("%s (%s): %v, want a refusal before the charge (%s)", q, who, err, sqlerr.FeatureNotSupported)
+			}
+		}
+	}
+}

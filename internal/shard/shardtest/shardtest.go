@@ -53,7 +53,7 @@ func (c *Checking) Histogram(ctx context.Context, p *plan.Plan, j, scaleExp, num
 		c.T.Logf("distributed histogram: %v", err) // the engine withholds it from analysts
 		return nil, err
 	}
-	sql, err := sqlgen.BoundsStage(p, backend.DuckDB, j, scaleExp, numBins)
+	sql, err := sqlgen.BoundsStage(inFileOrder(p), backend.DuckDB, j, scaleExp, numBins)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (c *Checking) Stage(ctx context.Context, p *plan.Plan, b backend.Backend) (
 		c.T.Logf("distributed stage: %v", err) // the engine withholds it from analysts
 		return nil, err
 	}
-	sql, err := sqlgen.Stage(p, backend.DuckDB)
+	sql, err := sqlgen.Stage(inFileOrder(p), backend.DuckDB)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +86,18 @@ func (c *Checking) Stage(ctx context.Context, p *plan.Plan, b backend.Backend) (
 	c.compare("stage", got, want)
 	c.Stages++
 	return got, nil
+}
+
+// inFileOrder is p with DuckDB's prefilter reading the files twice with per-unit lists
+// (plan.Plan.RereadRows) rather than ranking their rows in a window, which the engine does
+// for files: both keep the same rows, but a unit's DOUBLE partial sum follows the order of its
+// terms, and the window sorts them by priority, where the lists' aggregation, like each
+// worker's, reads them in the files' order (single-threaded here). The comparison stays
+// exact, bit for bit, against the form that sums in that order.
+func inFileOrder(p *plan.Plan) *plan.Plan {
+	q := *p
+	q.RereadRows = true
+	return &q
 }
 
 func (c *Checking) compare(what string, got, want *backend.Rows) {

@@ -226,10 +226,13 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 	t.Name = exactName(rel.Name, t.Name)
 	// A view is read with the column types the catalog holds, which are public and fixed,
 	// not with those its query binds to now, which can depend on the rows (ast.TableName).
-	t.Declared = nil
-	if rel.View {
-		for _, c := range rel.Columns {
+	t.Declared, t.Floats = nil, nil
+	for _, c := range rel.Columns {
+		if rel.View {
 			t.Declared = append(t.Declared, ast.DeclaredColumn{Name: c.Name, Type: c.Type})
+		}
+		if rel.Kind == catalog.Private && isFloatType(c.Type) {
+			t.Floats = append(t.Floats, ast.DeclaredColumn{Name: c.Name, Type: c.Type})
 		}
 	}
 	info := &relInfo{unitIdx: -1, private: rel.Kind == catalog.Private}
@@ -502,4 +505,14 @@ func (a *analyzer) relationNames(e *env) []string {
 		}
 	}
 	return out
+}
+
+// isFloatType reports whether a column type, as the catalog spells it, is a floating-point
+// type (ast.TableName.Floats).
+func isFloatType(typ string) bool {
+	switch strings.ToUpper(strings.TrimSpace(typ)) {
+	case "DOUBLE", "FLOAT", "REAL", "FLOAT4", "FLOAT8", "DOUBLE PRECISION":
+		return true
+	}
+	return false
 }

@@ -176,18 +176,40 @@ func Print(d backend.Dialect, n ast.Node) string {
 // value the conversion cannot make becomes NULL, which changes only its own row. DuckDB
 // drops a conversion to the type a column already has, so a view whose types did not
 // change reads as before (projections and filters still reach read_parquet). Tables and
-// PostgreSQL views have fixed column types and are printed as named.
+// PostgreSQL views have fixed column types and are printed as named, except that a private
+// relation's float columns are read as x + 0 (ast.TableName.Floats).
 func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
-	if d != backend.DuckDB || len(n.Declared) == 0 {
+	if d != backend.DuckDB || (len(n.Declared) == 0 && len(n.Floats) == 0) {
 		return false
 	}
-	p.WriteString("(SELECT ")
-	for i, c := range n.Declared {
-		if i > 0 {
-			p.WriteString(", ")
+	// plusZero gives a float column's -0.0 as 0.0 (ast.TableName.Floats).
+	plusZero := func(name, x string) string {
+		for _, f := range n.Floats {
+			if f.Name == name {
+				return "(" + x + " + CAST(0 AS " + f.Type + "))"
+			}
 		}
-		col := ast.QuoteIdent(c.Name)
-		p.WriteString("TRY_CAST(" + col + " AS " + c.Type + ") AS " + col)
+		return x
+	}
+	p.WriteString("(SELECT ")
+	if len(n.Declared) > 0 {
+		for i, c := range n.Declared {
+			if i > 0 {
+				p.WriteString(", ")
+			}
+			col := ast.QuoteIdent(c.Name)
+			p.WriteString(plusZero(c.Name, "TRY_CAST("+col+" AS "+c.Type+")") + " AS " + col)
+		}
+	} else {
+		p.WriteString("* REPLACE (")
+		for i, c := range n.Floats {
+			if i > 0 {
+				p.WriteString(", ")
+			}
+			col := ast.QuoteIdent(c.Name)
+			p.WriteString(plusZero(c.Name, col) + " AS " + col)
+		}
+		p.WriteString(")")
 	}
 	p.WriteString(" FROM ")
 	p.Name(n.Name)

@@ -176,7 +176,8 @@ const maxPrefilterKappa = 16
 // which keep the same rows:
 //
 //   - With p.RereadRows (rows from DuckDB's tables that its plan shows are the same at every
-//     read, and whose working set fits the memory limit: the executor decides), the rows are
+//     read, at most about 2·10^7 of them, whose lists fit the memory limit: the executor
+//     decides), the rows are
 //     read twice: a list of each unit's h (kappa passes of "smallest value above the previous
 //     one" over a shrinking list; units with at most kappa rows keep their list as it is),
 //     then the rows, each kept only if its h is one of the at most kappa that the first read

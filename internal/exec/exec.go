@@ -61,9 +61,6 @@ type Prepared struct {
 	hist []sqlgen.BinLayout
 	// Shapes, when set, remembers chooseBounding's decisions across the session's queries.
 	Shapes *ShapeCache
-	// reads is what DuckDB's plan of the stage's rows tells of reading them again
-	// (exactGroups).
-	reads store.RowReads
 }
 
 // A Stager computes what a plan's stage query and implicit-bounds histogram queries compute,
@@ -240,12 +237,13 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 		// The other forms of contribution bounding, which chooseBounding may take from the
 		// data after the charge: bound now, so that whether the query fails never depends
 		// on the form (outside review).
-		forms := [][2]bool{{true, pr.Plan.RereadRows}}
+		type form struct{ aggregateFirst, reread bool }
+		forms := []form{{aggregateFirst: true, reread: pr.Plan.RereadRows}}
 		if pr.Plan.RereadRows {
-			forms = append(forms, [2]bool{false, false})
+			forms = append(forms, form{}) // ranked
 		}
 		for _, f := range forms {
-			alt, err := pr.formSQL(f[0], f[1])
+			alt, err := pr.formSQL(f.aggregateFirst, f.reread)
 			if err != nil {
 				return err
 			}
@@ -510,12 +508,12 @@ func (pr *Prepared) exactGroups(ctx context.Context, b backend.Backend) error {
 		return fmt.Errorf("exec: the plan of the grouping: %d rows", len(rows.Values))
 	}
 	plan, _ := rows.Values[0][0].(string)
-	pr.reads = store.ReadsOf(plan)
+	reads := store.ReadsOf(plan)
 	// Reading DuckDB's tables twice with per-unit lists costs no more than ranking their rows
 	// in a window up to about 10^7 rows of the hard shape; files are ranked (10^8 rows of
 	// Parquet: 1.5 times faster than materialized, 0.44 times the memory), and so are tables
 	// of more rows or whose lists would not fit the memory limit (chooseBounding).
-	if reread := pr.reads.Repeatable && pr.reads.TablesOnly; reread != p.RereadRows {
+	if reread := reads.Repeatable && reads.TablesOnly; reread != p.RereadRows {
 		p.RereadRows = reread
 		if err := pr.reprint(); err != nil {
 			return err
@@ -681,10 +679,10 @@ const maxListRows = 2e7
 // of memory would fail the query after its charge (10^8 rows from Parquet under a 4 GB
 // limit: out of memory with the lists, 1.3-1.7 times the floor ranked; docs/benchmarks.md).
 func listsPayOff(ctx context.Context, b backend.Backend, rows float64) (bool, error) {
-	need := rows * listsBytesPerRow
 	if rows > maxListRows {
 		return false, nil
 	}
+	need := rows * listsBytesPerRow
 	if need < 64<<20 {
 		return true, nil
 	}

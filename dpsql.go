@@ -42,7 +42,9 @@ func Open(ctx context.Context, cfg Config) (db *DB, err error) {
 		if path == ":memory:" {
 			path = ""
 		}
-		b, err = duckdb.Open(ctx, path, duckdb.Options{Mode: mode, MemoryLimit: cfg.MemoryLimit, OwnerMemoryLimit: ownerMemoryLimit})
+		// The charge's checkpoint runs beside the query, not when the DB closes.
+		b, err = duckdb.Open(ctx, path, duckdb.Options{Mode: mode, MemoryLimit: cfg.MemoryLimit, OwnerMemoryLimit: ownerMemoryLimit,
+			CheckpointAfterWrites: true})
 	}
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package duckdb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -52,6 +53,14 @@ type Options struct {
 	// with SET may be per connection: use more than one only where nobody SETs anything
 	// (analyst mode, whose configuration is locked).
 	MaxConns int
+	// CheckpointAfterWrites makes each write transaction (Tx: the ledger's charge) start a
+	// CHECKPOINT of a database file on a connection of its own, in the background, while
+	// the query that follows runs. Without it DuckDB checkpoints when the database closes,
+	// which a process that runs one query and exits (the dpsql command) pays after its
+	// answer: 10-15 ms at 10^5 rows (docs/benchmarks.md, "Fixed costs"). The checkpoint
+	// takes the DB's turn for transactions, so writes wait for it; Close waits for it too. A
+	// checkpoint that fails (another DB of the file writing) is left to DuckDB's own.
+	CheckpointAfterWrites bool
 }
 
 // DefaultAnalystMemoryLimit is DuckDB's memory_limit in analyst mode when
@@ -70,6 +79,12 @@ type DB struct {
 	ownerMemoryLimit func(context.Context, backend.Querier) (int64, error)
 	// allowedPaths and allowedDirectories are Options', applied again by BecomeAnalyst.
 	allowedPaths, allowedDirectories []string
+	// checkpoints, with Options.CheckpointAfterWrites on a file, is a pool of one connection
+	// of the same DuckDB instance for the background checkpoints; checkpointing is held while
+	// one runs, and pending counts them for Close.
+	checkpoints   *sql.DB
+	checkpointing sync.Mutex
+	pending       sync.WaitGroup
 }
 
 // MaxTxAttempts is how many times Tx runs its function before giving up on transaction
@@ -106,6 +121,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	setupMu.Unlock()
 	if err != nil {
 		return nil, errors.Join(inUse(path, err), sdb.Close())
+	}
+	if opts.CheckpointAfterWrites && path != "" && !opts.ReadOnly {
+		d.checkpoints = sql.OpenDB(keepOpen{conn})
+		d.checkpoints.SetMaxOpenConns(1)
 	}
 	return d, nil
 }
@@ -241,8 +260,36 @@ func (d *DB) Dialect() backend.Dialect { return backend.DuckDB }
 // Mode is the mode the database was opened in.
 func (d *DB) Mode() backend.Mode { return d.mode }
 
-// Close closes the database.
-func (d *DB) Close() error { return d.db.Close() }
+// Close closes the database, after the background checkpoint if one runs.
+func (d *DB) Close() error {
+	d.pending.Wait()
+	if d.checkpoints != nil {
+		d.checkpoints.Close()
+	}
+	return d.db.Close()
+}
+
+// keepOpen is a connector that its sql.DB does not close (it hides the driver's Close): the
+// DB's main pool owns the DuckDB instance.
+type keepOpen struct{ driver.Connector }
+
+// checkpointSoon starts a CHECKPOINT in the background unless one runs already
+// (Options.CheckpointAfterWrites). It waits for the DB's turn for transactions, so it never
+// runs during one of this DB's writes; DuckDB runs it beside read-only statements.
+func (d *DB) checkpointSoon() {
+	if d.checkpoints == nil || !d.checkpointing.TryLock() {
+		return
+	}
+	d.pending.Add(1)
+	go func() {
+		defer d.pending.Done()
+		defer d.checkpointing.Unlock()
+		d.txLock.Lock()
+		defer d.txLock.Unlock()
+		// Best effort: on failure the WAL stays, and DuckDB checkpoints it at close.
+		_, _ = d.checkpoints.Exec("CHECKPOINT")
+	}()
+}
 
 // BecomeAnalyst locks an owner's database down to analyst mode, for good: the owner can set
 // up an in-memory database (or a file) and then hand it to an analyst in the same process.
@@ -383,6 +430,9 @@ func (d *DB) Tx(ctx context.Context, fn func(backend.Querier) error) error {
 	var err error
 	for attempt := 1; attempt <= MaxTxAttempts; attempt++ {
 		err = d.tx(ctx, fn)
+		if err == nil {
+			d.checkpointSoon()
+		}
 		if err == nil || !IsConflict(err) {
 			return err
 		}

@@ -53,13 +53,15 @@ type Options struct {
 	// with SET may be per connection: use more than one only where nobody SETs anything
 	// (analyst mode, whose configuration is locked).
 	MaxConns int
-	// CheckpointAfterWrites makes each write transaction (Tx: the ledger's charge) start a
-	// CHECKPOINT of a database file on a connection of its own, in the background, while
-	// the query that follows runs. Without it DuckDB checkpoints when the database closes,
-	// which a process that runs one query and exits (the dpsql command) pays after its
-	// answer: 10-15 ms at 10^5 rows (docs/benchmarks.md, "Fixed costs"). The checkpoint
-	// takes the DB's turn for transactions, so writes wait for it; Close waits for it too. A
-	// checkpoint that fails (another DB of the file writing) is left to DuckDB's own.
+	// CheckpointAfterWrites makes each write transaction of analyst mode (Tx: the ledger's
+	// charge) start a CHECKPOINT of a database file on a connection of its own, in the
+	// background, while the query that follows runs. Without it DuckDB checkpoints when the
+	// database closes, which a process that runs one query and exits (the dpsql command)
+	// pays after its answer: 10-15 ms at 10^5 rows (docs/benchmarks.md, "Fixed costs"). In
+	// analyst mode Tx is the only writer, and the checkpoint takes its turn, so it never runs
+	// beside one of the DB's writes (DuckDB would refuse either: an owner's CHECKPOINT
+	// statement failed beside it); Close waits for it. A checkpoint that fails (another DB of
+	// the file writing) is left to DuckDB's own at close.
 	CheckpointAfterWrites bool
 }
 
@@ -273,11 +275,11 @@ func (d *DB) Close() error {
 // DB's main pool owns the DuckDB instance.
 type keepOpen struct{ driver.Connector }
 
-// checkpointSoon starts a CHECKPOINT in the background unless one runs already
-// (Options.CheckpointAfterWrites). It waits for the DB's turn for transactions, so it never
-// runs during one of this DB's writes; DuckDB runs it beside read-only statements.
+// checkpointSoon starts a CHECKPOINT in the background in analyst mode unless one runs
+// already (Options.CheckpointAfterWrites). It waits for the DB's turn for transactions, so it
+// never runs during one of this DB's writes; DuckDB runs it beside read-only statements.
 func (d *DB) checkpointSoon() {
-	if d.checkpoints == nil || !d.checkpointing.TryLock() {
+	if d.checkpoints == nil || d.mode != backend.Analyst || !d.checkpointing.TryLock() {
 		return
 	}
 	d.pending.Add(1)

@@ -13,7 +13,6 @@ import (
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/catalog"
-	"github.com/dpsql/dpsql/internal/limits"
 	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/internal/sqlgen"
 	"github.com/dpsql/dpsql/internal/store"
@@ -234,21 +233,14 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	}
 	check := noRows(pr.firstSQL())
 	if pr.Stager == nil && sqlgen.UsesPrefilter(pr.Plan, pr.dialect) && !pr.Plan.AggregateFirst {
-		// The other forms of contribution bounding, which chooseBounding may take from the
+		// The other form of contribution bounding, which chooseBounding may take from the
 		// data after the charge: bound now, so that whether the query fails never depends
 		// on the form (outside review).
-		type form struct{ aggregateFirst, reread bool }
-		forms := []form{{aggregateFirst: true, reread: pr.Plan.RereadRows}}
-		if pr.Plan.RereadRows {
-			forms = append(forms, form{}) // ranked
+		alt, err := pr.aggregateFirstSQL()
+		if err != nil {
+			return err
 		}
-		for _, f := range forms {
-			alt, err := pr.formSQL(f.aggregateFirst, f.reread)
-			if err != nil {
-				return err
-			}
-			check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(alt) + ")")
-		}
+		check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(alt) + ")")
 	}
 	if post := pr.postProcessed(); post != nil {
 		sql, err := sqlgen.Release(post, pr.dialect, pr.releaseTable(pr.probe))
@@ -470,15 +462,15 @@ func (pr *Prepared) firstSQL() string {
 	return pr.StageSQL
 }
 
-// formSQL is firstSQL with the plan's contribution bounding set as given (plan.Plan's
-// AggregateFirst and RereadRows); the plan is left as it was.
-func (pr *Prepared) formSQL(aggregateFirst, reread bool) (string, error) {
+// aggregateFirstSQL is firstSQL with the plan's contribution bounding aggregating per unit
+// first (plan.Plan.AggregateFirst); the plan is left as it was.
+func (pr *Prepared) aggregateFirstSQL() (string, error) {
 	p := pr.Plan
-	was := [2]bool{p.AggregateFirst, p.RereadRows}
-	p.AggregateFirst, p.RereadRows = aggregateFirst, reread
+	was := p.AggregateFirst
+	p.AggregateFirst = true
 	err := pr.reprint()
 	alt := pr.firstSQL()
-	p.AggregateFirst, p.RereadRows = was[0], was[1]
+	p.AggregateFirst = was
 	if err2 := pr.reprint(); err == nil {
 		err = err2
 	}
@@ -486,7 +478,7 @@ func (pr *Prepared) formSQL(aggregateFirst, reread bool) (string, error) {
 }
 
 // exactGroups reads DuckDB's plan of the stage's grouping, which reads no row, and from it
-// sets plan.Plan.RereadRows (store.ReadsOf) and refuses, before any data is read, a query
+// refuses, before any data is read, a query
 // whose privacy unit or group keys the database compares by a collation (a column's
 // COLLATE NOCASE, an ICU locale, the owner's SET default_collation, which also reaches
 // JSON): the stage groups each unit's rows by (unit, hash of unit and keys), and hash() tells
@@ -508,17 +500,6 @@ func (pr *Prepared) exactGroups(ctx context.Context, b backend.Backend) error {
 		return fmt.Errorf("exec: the plan of the grouping: %d rows", len(rows.Values))
 	}
 	plan, _ := rows.Values[0][0].(string)
-	reads := store.ReadsOf(plan)
-	// Reading DuckDB's tables twice with per-unit lists costs no more than ranking their rows
-	// in a window up to about 10^7 rows of the hard shape; files are ranked (10^8 rows of
-	// Parquet: 1.5 times faster than materialized, 0.44 times the memory), and so are tables
-	// of more rows or whose lists would not fit the memory limit (chooseBounding).
-	if reread := reads.Repeatable && reads.TablesOnly; reread != p.RereadRows {
-		p.RereadRows = reread
-		if err := pr.reprint(); err != nil {
-			return err
-		}
-	}
 	inexact, err := store.InexactGroups(plan, 1+len(p.Query.Keys))
 	if notShown := (*store.PlanNotShownError)(nil); errors.As(err, &notShown) {
 		// A public view over CSV or JSON files in the query: DuckDB cannot serialize its
@@ -616,11 +597,9 @@ func (pr *Prepared) boundsSQL() ([]string, error) {
 // the prefilter (bound the rows, then aggregate per unit) pays off when many units exceed
 // kappa and rows rarely repeat a (unit, group) pair; otherwise aggregating per unit first is
 // cheaper (plan.Plan.AggregateFirst; on DuckDB's easy shape of docs/benchmarks.md 1.65 times
-// the floor against 3.8); and the prefilter reads DuckDB's tables twice with per-unit lists
-// only when the sample shows few enough rows, whose lists fit the memory limit, else it
-// ranks the rows in a window (plan.Plan.RereadRows, listsPayOff). It reads statistics of a 1/64 sample of the units; they
-// decide only the speed and memory (every form keeps the same groups for a given seed) and
-// are never shown, so they spend no budget. Timing is out of scope, as everywhere. With pr.Shapes set, a decision
+// the floor against 3.8). It reads statistics of a 1/64 sample of the units; they decide only
+// the speed (both forms keep the same groups for a given seed) and are never shown, so they
+// spend no budget. Timing is out of scope, as everywhere. With pr.Shapes set, a decision
 // taken for the same statistics query earlier in the session is reused instead of reading
 // the sample again (ShapeCache).
 func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error {
@@ -646,68 +625,16 @@ func (pr *Prepared) chooseBounding(ctx context.Context, b backend.Backend) error
 	units, nrows, pairs, removed := st[0], st[1], st[2], st[3]
 	// Few data, or the prefilter's case: keep it.
 	d := Bounding{AggregateFirst: !(units < 100 || pairs == 0 || (nrows/pairs < 2 && removed/pairs >= 0.10))}
-	if !d.AggregateFirst && pr.Plan.RereadRows {
-		lists, err := listsPayOff(ctx, b, nrows*sampleScale)
-		if err != nil {
-			return err
-		}
-		d.Ranked = !lists
-	}
 	pr.Shapes.store(stats, d)
 	return pr.setBounding(d)
 }
 
-// sampleScale is the inverse of the fraction of units that sqlgen.ShapeStats samples.
-const sampleScale = 64
-
-// listsBytesPerRow is about how much memory DuckDB's prefilter holds per row of its input
-// when it reads the rows twice (the per-unit lists of priorities, which cannot spill, the
-// join's table, the aggregation of the kept rows): 9 GB of peak RSS for 10^8 rows of the hard
-// shape of docs/benchmarks.md, and more in DuckDB's own accounting, which the memory limit
-// binds (those rows ran out of a 4 GB limit; their lists alone, 1.8 GB, out of 2 GB).
-const listsBytesPerRow = 128
-
-// maxListRows is the most rows for which the prefilter's per-unit lists (reading a table
-// twice) pay off: ranking the rows in a window costs about as much at 10^7 rows of the hard
-// shape, less at 3·10^7 (6.0-7.0 s against 8.1-9.1 s, the floor 6.1 s) and at 10^8 (17-19 s
-// against 26-28 s, the floor 23-27 s: docs/benchmarks.md).
-const maxListRows = 2e7
-
-// listsPayOff reports whether the prefilter should read a table twice with per-unit lists for
-// about rows rows (an estimate): at most maxListRows, and the lists within 70% of DuckDB's
-// memory limit. Otherwise the rows are ranked in a window, which spills to disk: running out
-// of memory would fail the query after its charge (10^8 rows from Parquet under a 4 GB
-// limit: out of memory with the lists, 1.3-1.7 times the floor ranked; docs/benchmarks.md).
-func listsPayOff(ctx context.Context, b backend.Backend, rows float64) (bool, error) {
-	if rows > maxListRows {
-		return false, nil
-	}
-	need := rows * listsBytesPerRow
-	if need < 64<<20 {
-		return true, nil
-	}
-	res, err := b.Query(ctx, "SELECT CAST(current_setting('memory_limit') AS VARCHAR)")
-	if err != nil || len(res.Values) != 1 {
-		return true, err
-	}
-	text, _ := res.Values[0][0].(string)
-	limit, err := limits.ParseSize(text)
-	if err != nil {
-		return true, nil // no limit DuckDB prints as a size
-	}
-	return need <= 0.7*float64(limit), nil
-}
-
 // setBounding makes the stage bound contributions as d says.
 func (pr *Prepared) setBounding(d Bounding) error {
-	ranked := d.Ranked && pr.Plan.RereadRows
-	if !d.AggregateFirst && !ranked {
+	if !d.AggregateFirst {
 		return nil
 	}
-	pr.Plan.AggregateFirst = d.AggregateFirst
-	if ranked {
-		pr.Plan.RereadRows = false
-	}
+	pr.Plan.AggregateFirst = true
 	return pr.reprint()
 }
 

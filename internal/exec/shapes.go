@@ -22,10 +22,6 @@ type ShapeCache struct {
 // Bounding is a decision of chooseBounding: how the stage bounds contributions.
 type Bounding struct {
 	AggregateFirst bool // plan.Plan.AggregateFirst
-	// Ranked makes DuckDB's prefilter rank a table's rows in a window in one read rather
-	// than read them twice with per-unit lists (plan.Plan.RereadRows): too many rows, or
-	// lists that would not fit the memory limit (listsPayOff).
-	Ranked bool
 }
 
 type shapeEntry struct {

@@ -12,8 +12,8 @@ func TestShapeCacheExpires(t *testing.T) {
 	now := time.Unix(1000, 0)
 	c := NewShapeCache()
 	c.now = func() time.Time { return now }
-	c.store("q", Bounding{AggregateFirst: true, Ranked: true})
-	if w, ok := c.lookup("q"); !ok || w != (Bounding{AggregateFirst: true, Ranked: true}) {
+	c.store("q", Bounding{AggregateFirst: true})
+	if w, ok := c.lookup("q"); !ok || w != (Bounding{AggregateFirst: true}) {
 		t.Fatalf("fresh decision: %v %v", w, ok)
 	}
 	now = now.Add(ShapeTTL - time.Second)

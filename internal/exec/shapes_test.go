@@ -117,9 +117,8 @@ func TestShapeCacheStaleDecisionSameRelease(t *testing.T) {
 }
 
 // TestBoundingFormsAgree runs queries with DuckDB's forms of contribution bounding, the
-// prefilter (reading the rows twice with per-unit lists, or ranking them in a window:
-// plan.Plan.RereadRows) and aggregate-first (plan.Plan.AggregateFirst), under several seeds
-// and checks
+// prefilter (ranking the rows in a window) and aggregate-first (plan.Plan.AggregateFirst),
+// under several seeds and checks
 // that they release the same exact rows (the executor picks the form from statistics of all
 // units' data, so a unit's contribution must not depend on it), and that neither lets a unit
 // into more than kappa groups. The data mixes units within kappa, units over it, units with
@@ -153,23 +152,17 @@ func TestBoundingFormsAgree(t *testing.T) {
 		strings.Replace(opts, "kappa=4", "kappa=1", 1) + " k, ANON_COUNT(*) AS n FROM t GROUP BY k",
 	} {
 		for _, seed := range []int64{1, -2, 77777777777, -9223372036854775807} {
-			// The prefilter reading the table twice, aggregate-first, and the prefilter
-			// ranking the rows (as for files, and tables whose lists would not fit memory).
-			forms := []exec.Bounding{{}, {AggregateFirst: true}, {Ranked: true}}
+			forms := []bool{false, true} // aggregate first
 			released := make([][]string, len(forms))
-			for i, form := range forms {
-				first := form.AggregateFirst
+			for i, first := range forms {
 				p, pr := checkedPrepare(t, db, query, rel, seed) // the statistics query follows the types
-				if !p.RereadRows {
-					t.Fatal("a table's rows were not taken as the same at every read")
-				}
-				exec.Decide(pr, form)
+				exec.DecideBounding(pr, first)
 				res, err := pr.Run(ctx, db)
 				if err != nil {
-					t.Fatalf("%s (%+v): %v", query, form, err)
+					t.Fatalf("%s (aggregate first %v): %v", query, first, err)
 				}
-				if ranked := strings.Contains(pr.StageSQL, "dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h)"); p.AggregateFirst != first || ranked != form.Ranked || p.RereadRows == form.Ranked {
-					t.Fatalf("the stage used aggregate first = %v, ranked = %v, read twice = %v, want %+v", p.AggregateFirst, ranked, p.RereadRows, form)
+				if ranked := strings.Contains(pr.StageSQL, "dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h)"); p.AggregateFirst != first || ranked == first {
+					t.Fatalf("the stage used aggregate first = %v, ranked = %v, want aggregate first %v", p.AggregateFirst, ranked, first)
 				}
 				for _, r := range res.Rows {
 					released[i] = append(released[i], fmt.Sprint(r...))
@@ -182,31 +175,27 @@ func TestBoundingFormsAgree(t *testing.T) {
 					t.Fatalf("%v\n%s", err, pr.StageSQL)
 				}
 				if n := rows.Values[0][0].(int64); n > 601*p.Kappa || n == 0 {
-					t.Errorf("%s\nseed %d %+v: %d unit-group pairs kept, kappa = %d for 601 units", query, seed, form, n, p.Kappa)
+					t.Errorf("%s\nseed %d, aggregate first %v: %d unit-group pairs kept, kappa = %d for 601 units", query, seed, first, n, p.Kappa)
 				}
 			}
-			for i := range forms[1:] {
-				if len(released[0]) == 0 || !reflect.DeepEqual(released[0], released[i+1]) {
-					t.Errorf("%s\nseed %d: the prefilter and %+v release different rows:\n%v\n%v", query, seed, forms[i+1], released[0], released[i+1])
-				}
+			if len(released[0]) == 0 || !reflect.DeepEqual(released[0], released[1]) {
+				t.Errorf("%s\nseed %d: the prefilter and aggregate-first release different rows:\n%v\n%v", query, seed, released[0], released[1])
 			}
 		}
 	}
 }
 
-// TestBoundingRereadRows: DuckDB's prefilter reads the private rows twice when their plan
-// shows every read gives the same rows (once for each unit's chosen priorities, once for
-// the rows kept). Should two reads differ all the same (a
-// Parquet file replaced between them; here a view drawing at random, which the plan check
-// must refuse to read twice, and which the test then forces to be), a unit must still stay
-// within kappa groups whatever the second read gives, so rows are kept by
-// membership in the first read's chosen priorities, never by a threshold: with "priority at
-// most the first read's kappa-th", a unit whose second read brought new groups kept those
-// below it too (here about one unit in six would reach two groups). 2,000 units of 2 rows;
-// the rows of units 1,000 and above are in a random one of the unit's own 1,000 groups (uid *
-// 1000 + a random number) at every read, the others in one fixed group; kappa 1: no unit may
-// reach two groups, in any form, in any run, and the fixed units are all kept.
-func TestBoundingRereadRows(t *testing.T) {
+// TestBoundingRowsThatDifferAtEveryRead: rows that could differ between two reads (a Parquet
+// file replaced, an owner's view drawing at random, as here) must still leave every unit
+// within kappa groups in both forms of contribution bounding: each reads the rows once (the
+// prefilter ranks them in a window, aggregate-first materializes the per-unit rows it reads
+// three times). An earlier form read the rows twice, once for each unit's chosen priorities
+// and once for the rows kept, and had to keep rows by membership in the first read's choice
+// rather than by a threshold, or about one unit in six here reached two groups. 2,000 units
+// of 2 rows; the rows of units 1,000 and above are in a random one of the unit's own 1,000
+// groups (uid * 1000 + a random number) at every read, the others in one fixed group; kappa
+// 1: no unit may reach two groups, in any form, in any run, and the fixed units are all kept.
+func TestBoundingRowsThatDifferAtEveryRead(t *testing.T) {
 	ctx := context.Background()
 	db := ownerDB(t, `CREATE TABLE base AS SELECT i % 2000 AS uid FROM range(4000) r(i);
 		CREATE VIEW v AS SELECT uid, uid * 1000 + CASE WHEN uid < 1000 THEN uid % 7 ELSE CAST(floor(random() * 1000) AS BIGINT) END AS k FROM base`)
@@ -216,17 +205,11 @@ func TestBoundingRereadRows(t *testing.T) {
 		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) k, ANON_COUNT(*) AS n FROM v GROUP BY k",
 		"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) k, ANON_COUNT(*) AS n, ANON_SUM(uid CLAMPED BETWEEN 0 AND 9) AS s FROM v GROUP BY k",
 	} {
-		for _, form := range []exec.Bounding{{}, {Ranked: true}, {AggregateFirst: true}} {
-			p, pr := checkedPrepare(t, db, query, rel, 0)
-			if p.RereadRows {
-				t.Fatal("a view drawing random groups was taken for rows that every read gives alike")
-			}
-			if err := exec.SetReread(pr, true); err != nil {
-				t.Fatal(err)
-			}
-			exec.Decide(pr, form)
+		for _, first := range []bool{false, true} {
+			_, pr := checkedPrepare(t, db, query, rel, 0)
+			exec.DecideBounding(pr, first)
 			if _, err := pr.Run(ctx, db); err != nil {
-				t.Fatalf("%+v: %v", form, err)
+				t.Fatalf("aggregate first %v: %v", first, err)
 			}
 			// The stage returns one row per group with its number of units; a group
 			// belongs to one unit (k // 1000).
@@ -238,7 +221,7 @@ func TestBoundingRereadRows(t *testing.T) {
 				}
 				units, most := rows.Values[0][0].(int64), rows.Values[0][1].(int64)
 				if most != 1 || units < 1000 {
-					t.Fatalf("%s\n%+v, run %d: %d units kept, one of them in %d groups; want every unit in at most 1 (kappa)\n%s", query, form, run, units, most, pr.StageSQL)
+					t.Fatalf("%s\naggregate first %v, run %d: %d units kept, one of them in %d groups; want every unit in at most 1 (kappa)\n%s", query, first, run, units, most, pr.StageSQL)
 				}
 			}
 		}
@@ -299,10 +282,11 @@ func checkedPrepare(t *testing.T, db backend.Backend, query string, rel *catalog
 	return p, pr
 }
 
-// TestBoundingRanksWhenListsWouldNotFit: on a table whose per-unit lists the sample says would
-// not fit DuckDB's memory limit (they cannot spill), the executor ranks the rows in a window
-// instead of reading them twice, and releases the same exact rows as with the lists.
-func TestBoundingRanksWhenListsWouldNotFit(t *testing.T) {
+// TestBoundingUnderASmallMemoryLimit: the prefilter's window spills to disk, so a table
+// whose per-unit lists of priorities would not fit DuckDB's memory limit (1,000,000 rows
+// under 100 MB: the lists form that was removed ran out of memory there) is bounded all the
+// same, and releases the same exact rows as without a limit.
+func TestBoundingUnderASmallMemoryLimit(t *testing.T) {
 	ctx := context.Background()
 	rel := &catalog.Relation{Name: "t", Kind: catalog.Private, PrivacyUnit: "uid",
 		Columns: []catalog.Column{{Name: "uid"}, {Name: "k"}, {Name: "v"}}}
@@ -324,10 +308,8 @@ func TestBoundingRanksWhenListsWouldNotFit(t *testing.T) {
 		if err != nil {
 			t.Fatalf("memory limit %q: %v", limit, err)
 		}
-		ranked := strings.Contains(pr.StageSQL, "dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h)")
-		if p.AggregateFirst || ranked != (limit != "") || p.RereadRows == ranked {
-			t.Fatalf("memory limit %q: aggregate first %v, ranked %v, read twice %v; want the lists without a limit, the window under it",
-				limit, p.AggregateFirst, ranked, p.RereadRows)
+		if ranked := strings.Contains(pr.StageSQL, "dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h)"); p.AggregateFirst || !ranked {
+			t.Fatalf("memory limit %q: aggregate first %v, ranked %v; want the prefilter's window", limit, p.AggregateFirst, ranked)
 		}
 		for _, r := range res.Rows {
 			released[i] = append(released[i], fmt.Sprint(r...))
@@ -335,6 +317,6 @@ func TestBoundingRanksWhenListsWouldNotFit(t *testing.T) {
 		sort.Strings(released[i])
 	}
 	if len(released[0]) == 0 || !reflect.DeepEqual(released[0], released[1]) {
-		t.Errorf("ranked and listed stages release different rows:\n%v\n%v", released[0], released[1])
+		t.Errorf("the stages with and without a memory limit release different rows:\n%v\n%v", released[0], released[1])
 	}
 }

@@ -37,14 +37,6 @@ type Plan struct {
 	// exceed kappa or that units repeat their groups (the prefilter then costs more than it
 	// saves). Both forms keep the same groups for a given seed.
 	AggregateFirst bool
-	// RereadRows, when set, makes DuckDB's prefilter read the stage's rows twice (per-unit
-	// lists of priorities, then the rows kept) instead of ranking them in a window in one
-	// read: the executor sets it only when DuckDB's plan of the rows shows that every read
-	// gives the same rows from tables (store.ReadsOf: scans, filters, projections and
-	// joins, no volatile function, no sample) and a sample of the data shows at most about
-	// 2·10^7 rows whose lists fit the memory limit (they cannot spill). Both ways keep the
-	// same groups for a seed.
-	RereadRows bool
 	// KeyTypes are the database types of the group keys (from a query that reads no rows),
 	// once the executor knows them; the SQL normalises each key by its type, so that the
 	// stage's groups are exact values (sqlgen.NormaliseKey).

@@ -163,7 +163,8 @@ func rowPriority(p *plan.Plan, d backend.Dialect, keys, values []string) string 
 }
 
 // maxPrefilterKappa is the largest kappa for which DuckDB's stage bounds contributions with
-// writePrefilter (it takes one pass per unit of kappa); above it, the window form is used.
+// writePrefilter or writeAggregateFirst (whose thresholds take one pass per unit of kappa);
+// above it, the window form over per-unit rows is used.
 const maxPrefilterKappa = 16
 
 // writePrefilter bounds contributions before the per-unit aggregation, which is what makes
@@ -172,48 +173,19 @@ const maxPrefilterKappa = 16
 // h of its unit, and the kept rows are aggregated, grouped by (unit, h). Grouping by h rather
 // than by the keys keeps the bound even if two of a unit's groups collide on h (one
 // contribution then covers both: their keys are taken with min()), so a unit never reaches
-// more than kappa groups. DuckDB finds a unit's kappa smallest distinct h in one of two ways,
-// which keep the same rows:
-//
-//   - With p.RereadRows (rows from DuckDB's tables that its plan shows are the same at every
-//     read, at most about 2·10^7 of them, whose lists fit the memory limit: the executor
-//     decides), the rows are
-//     read twice: a list of each unit's h (kappa passes of "smallest value above the previous
-//     one" over a shrinking list; units with at most kappa rows keep their list as it is),
-//     then the rows, each kept only if its h is one of the at most kappa that the first read
-//     chose for its unit, never by comparison with a threshold, so that the bound holds
-//     whatever a second read gives. Fastest in memory (docs/benchmarks.md), but the lists
-//     cannot spill to disk, and DuckDB frees them only when the statement ends.
-//   - Otherwise the rows are read once and ranked in a window, dense_rank() over each unit's
-//     rows ordered by h, and those ranked at most kappa kept: DuckDB partitions and sorts
-//     them within its memory limit, spilling to disk (10^8 rows from Parquet in 1.5 times
-//     the floor under a 2 GB limit, where the lists ran out of memory). Rows that could
-//     differ between reads (an owner's view with USING SAMPLE or random()) are read once.
+// more than kappa groups. DuckDB ranks each unit's rows in a window, dense_rank() over the
+// unit's rows ordered by h, and keeps those ranked at most kappa: it partitions and sorts
+// them within its memory limit, spilling to disk, and reads the rows once. Per-unit lists of
+// h, with the rows read a second time against them, were tried and removed: never faster
+// than the window from 10^5 to 10^8 rows of the hard shape (docs/benchmarks.md), held in
+// memory that cannot spill, and safe only on rows that every read gives alike.
 func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, values, partials []string) {
 	if d == backend.Postgres {
 		writePgPrefilter(b, p, keys, values, partials)
 		return
 	}
-	k := p.Kappa
-	if !p.RereadRows {
-		fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
-		fmt.Fprintf(b, "_dp_kept AS (\n  SELECT * EXCLUDE (_dp_grank) FROM (SELECT *, dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h) AS _dp_grank FROM _dp_hashed) AS _dp_g WHERE _dp_grank <= %d\n),\n", k)
-	} else {
-		fmt.Fprintf(b, "_dp_hashed AS NOT MATERIALIZED (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
-		b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_hashed GROUP BY 1\n),\n")
-		writeThresholds(b, k)
-		// A row is kept if its priority is one of its unit's chosen ones: its list itself
-		// when it has at most kappa entries (_dp_m1 is NULL), else the kappa smallest
-		// distinct values (NULL past the distinct ones).
-		chosen := make([]string, k)
-		in := make([]string, k)
-		for i := range chosen {
-			chosen[i] = fmt.Sprintf("CASE WHEN _dp_m1 IS NULL THEN _dp_hs[%d] ELSE _dp_m%d END AS _dp_s%d", i+1, i+1, i+1)
-			in[i] = fmt.Sprintf("th._dp_s%d", i+1)
-		}
-		fmt.Fprintf(b, "_dp_kept AS (\n  SELECT r.* FROM _dp_hashed AS r JOIN (SELECT _dp_u, %s FROM _dp_m%d) AS th ON r._dp_uid = th._dp_u\n  WHERE r._dp_h IN (%s)\n),\n",
-			strings.Join(chosen, ", "), k, strings.Join(in, ", "))
-	}
+	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
+	fmt.Fprintf(b, "_dp_kept AS (\n  SELECT * EXCLUDE (_dp_grank) FROM (SELECT *, dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h) AS _dp_grank FROM _dp_hashed) AS _dp_g WHERE _dp_grank <= %d\n),\n", p.Kappa)
 	from := writeRanks(b, p, backend.DuckDB, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_kept")
 	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
 }
@@ -415,13 +387,7 @@ func writeRows(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []str
 			cols = append(cols, fmt.Sprintf("%s AS _dp_v%d", v, j))
 		}
 	}
-	name := "_dp_rows AS ("
-	if d == backend.DuckDB && p.RereadRows && UsesPrefilter(p, d) {
-		// Read twice by the prefilter, and again for each bucket of units (writePrefilter),
-		// never held whole: DuckDB would materialize a CTE it reads twice.
-		name = "_dp_rows AS NOT MATERIALIZED ("
-	}
-	b.WriteString(name + "\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + printList(pr, q.From))
+	b.WriteString("_dp_rows AS (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + printList(pr, q.From))
 	b.WriteString("\n  WHERE ")
 	if q.Where != nil {
 		b.WriteString("(" + PrintData(d, condition(d, q.Where)) + ") AND ")

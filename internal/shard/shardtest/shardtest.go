@@ -88,15 +88,15 @@ func (c *Checking) Stage(ctx context.Context, p *plan.Plan, b backend.Backend) (
 	return got, nil
 }
 
-// inFileOrder is p with DuckDB's prefilter reading the files twice with per-unit lists
-// (plan.Plan.RereadRows) rather than ranking their rows in a window, which the engine does
-// for files: both keep the same rows, but a unit's DOUBLE partial sum follows the order of its
-// terms, and the window sorts them by priority, where the lists' aggregation, like each
-// worker's, reads them in the files' order (single-threaded here). The comparison stays
-// exact, bit for bit, against the form that sums in that order.
+// inFileOrder is p with DuckDB's stage aggregating per unit first (plan.Plan.AggregateFirst)
+// rather than ranking the rows in a window, which the engine may do: both keep the same rows,
+// but a unit's DOUBLE partial sum follows the order of its terms, and the window sorts them by
+// priority, where the aggregation per unit first, like each worker's, reads them in the
+// files' order (single-threaded here). The comparison stays exact, bit for bit, against the
+// form that sums in that order.
 func inFileOrder(p *plan.Plan) *plan.Plan {
 	q := *p
-	q.RereadRows = true
+	q.AggregateFirst = true
 	return &q
 }
 

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/dpsql/dpsql/internal/ast"
@@ -231,7 +232,7 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 		if rel.View {
 			t.Declared = append(t.Declared, ast.DeclaredColumn{Name: c.Name, Type: c.Type})
 		}
-		if rel.Kind == catalog.Private && isFloatType(c.Type) {
+		if rel.Kind == catalog.Private && nestsFloat(c.Type) {
 			t.Floats = append(t.Floats, ast.DeclaredColumn{Name: c.Name, Type: c.Type})
 		}
 	}
@@ -507,12 +508,14 @@ func (a *analyzer) relationNames(e *env) []string {
 	return out
 }
 
-// isFloatType reports whether a column type, as the catalog spells it, is a floating-point
-// type (ast.TableName.Floats).
-func isFloatType(typ string) bool {
-	switch strings.ToUpper(strings.TrimSpace(typ)) {
-	case "DOUBLE", "FLOAT", "REAL", "FLOAT4", "FLOAT8", "DOUBLE PRECISION":
-		return true
-	}
-	return false
+// nestsFloat reports whether a column type, as the catalog spells it, is a floating-point
+// type or may nest one (a list, array, struct, map or union of them; names and labels in
+// quotes aside): ast.TableName.Floats, whose types sqlgen.NormaliseFloats parses.
+func nestsFloat(typ string) bool {
+	return floatName.MatchString(quoted.ReplaceAllString(strings.ToUpper(typ), ""))
 }
+
+var (
+	quoted    = regexp.MustCompile(`"(?:[^"]|"")*"|'(?:[^']|'')*'`)
+	floatName = regexp.MustCompile(`\b(DOUBLE|FLOAT|REAL|FLOAT4|FLOAT8)\b`)
+)

@@ -556,3 +556,42 @@ func TestLeakStoredNegativeZero(t *testing.T) {
 		}
 	}
 }
+
+// TestLeakStoredNegativeZeroNested: the same storage, in floats nested in a column (a list, an
+// array, a struct's field, a map's value, a union's member), whose 0.0s read back as one
+// person's -0.0 too: CAST(k AS VARCHAR) released a group of 200 people as [-0.0] only when
+// that person was there (found after 445f831, which read top-level float columns as x + 0).
+func TestLeakStoredNegativeZeroNested(t *testing.T) {
+	ctx := context.Background()
+	for _, who := range []string{"nobody", "target"} {
+		db, dsn := ownerFile(t, who+".duckdb")
+		z := "CAST(0 AS DOUBLE)"
+		first := z
+		if who == "target" {
+			first = "CAST('-0.0' AS DOUBLE)"
+		}
+		row := func(uid, f string) string {
+			return uid + ", [" + f + "], [" + f + "], {'x': " + f + ", 'n': 1}, MAP {'a': " + f + "}, union_value(a := " + f + ")"
+		}
+		if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+			CREATE TABLE t (uid BIGINT, l DOUBLE[], a DOUBLE[1], s STRUCT(x DOUBLE, n INTEGER), m MAP(VARCHAR, DOUBLE), u UNION(a DOUBLE, b INTEGER));
+			INSERT INTO t VALUES (`+row("0", first)+`);
+			INSERT INTO t SELECT `+row("i", z)+` FROM range(1, 200) r(i);
+			ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
+			CHECKPOINT`); err != nil {
+			t.Fatal(err)
+		}
+		analyst := reopenAsAnalyst(t, db, dsn)
+		for _, col := range []string{"l", "a", "s", "m", "u"} {
+			q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) CAST(" + col + " AS VARCHAR) AS key, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM t GROUP BY 1"
+			res, err := analyst.Exec(ctx, q)
+			if err != nil {
+				t.Fatalf("%s (%s): %v", q, who, err)
+			}
+			last := res[len(res)-1]
+			if len(last.Rows) != 1 || strings.Contains(fmt.Sprint(last.Rows[0][0]), "-0") {
+				t.Errorf("%s (%s): released %v, want one group without -0", q, who, last.Rows)
+			}
+		}
+	}
+}

@@ -177,16 +177,19 @@ func Print(d backend.Dialect, n ast.Node) string {
 // drops a conversion to the type a column already has, so a view whose types did not
 // change reads as before (projections and filters still reach read_parquet). Tables and
 // PostgreSQL views have fixed column types and are printed as named, except that a private
-// relation's float columns are read as x + 0 (ast.TableName.Floats).
+// relation's columns of float types, or nesting floats, are read as x + 0
+// (ast.TableName.Floats, NormaliseFloats).
 func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
 	if d != backend.DuckDB || (len(n.Declared) == 0 && len(n.Floats) == 0) {
 		return false
 	}
-	// plusZero gives a float column's -0.0 as 0.0 (ast.TableName.Floats).
+	// plusZero gives a float's -0.0 as 0.0 in a column of a float type or nesting one
+	// (ast.TableName.Floats).
 	plusZero := func(name, x string) string {
 		for _, f := range n.Floats {
 			if f.Name == name {
-				return "(" + x + " + CAST(0 AS " + f.Type + "))"
+				x, _ = NormaliseFloats(x, f.Type)
+				return x
 			}
 		}
 		return x

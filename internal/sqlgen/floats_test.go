@@ -1,0 +1,66 @@
+package sqlgen_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/internal/sqlgen"
+)
+
+// TestNormaliseFloats runs, on DuckDB, the expression NormaliseFloats prints for columns of
+// float types and types nesting them, over a row whose every float is -0.0 and a row of
+// NULLs: the text of the first must show no -0 and equal that of the same value written with
+// 0.0, the second must stay NULL, and the type must not change. Types without floats, and
+// types it cannot parse, are left as they are.
+func TestNormaliseFloats(t *testing.T) {
+	ctx := context.Background()
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, c := range []struct {
+		typ, negative, positive string
+	}{
+		{"DOUBLE", "@n", "@p"},
+		{"FLOAT", "@n", "@p"},
+		{"DOUBLE[]", "[@n, 1.5, NULL]", "[@p, 1.5, NULL]"},
+		{"FLOAT[2]", "[@n, @n]", "[@p, @p]"},
+		{"DOUBLE[][]", "[[@n], [], NULL]", "[[@p], [], NULL]"},
+		{"STRUCT(x DOUBLE, \"a \"\"b\"\" c\" VARCHAR)", "{'x': @n, 'a \"b\" c': 'it''s'}", "{'x': @p, 'a \"b\" c': 'it''s'}"},
+		{"STRUCT(\"it's\" STRUCT(d DOUBLE[], n INTEGER))[]", "[{'it''s': {'d': [@n], 'n': 1}}, NULL]", "[{'it''s': {'d': [@p], 'n': 1}}, NULL]"},
+		{"MAP(VARCHAR, DOUBLE)", "MAP {'a': @n, 'b': 2.0}", "MAP {'a': @p, 'b': 2.0}"},
+		{"MAP(DOUBLE, DOUBLE[])", "MAP {@n: [@n]}", "MAP {@p: [@p]}"},
+		{"UNION(num DOUBLE, str VARCHAR)", "union_value(num := @n)", "union_value(num := @p)"},
+		{"STRUCT(t TIMESTAMP WITH TIME ZONE, d DECIMAL(18,3), e ENUM('DOUBLE', 'a, b'), f DOUBLE)", "{'t': TIMESTAMPTZ '2020-01-01 00:00:00+00', 'd': 1.5, 'e': 'a, b', 'f': @n}", "{'t': TIMESTAMPTZ '2020-01-01 00:00:00+00', 'd': 1.5, 'e': 'a, b', 'f': @p}"},
+	} {
+		// @n is a -0.0 (a literal -0.0 is a DECIMAL, without a sign), @p a 0.0.
+		neg := strings.ReplaceAll(c.negative, "@n", "CAST('-0.0' AS DOUBLE)")
+		pos := strings.ReplaceAll(c.positive, "@p", "CAST('0.0' AS DOUBLE)")
+		x := "CAST(" + neg + " AS " + c.typ + ")"
+		n, ok := sqlgen.NormaliseFloats("x", c.typ)
+		if !ok {
+			t.Fatalf("%s: not normalised", c.typ)
+		}
+		q := "SELECT CAST(" + n + " AS VARCHAR), CAST(CAST(" + pos + " AS " + c.typ + ") AS VARCHAR), typeof(" + n + ") = typeof(x), " + n + " IS NULL, CAST(x AS VARCHAR) FROM (SELECT " + x + " AS x UNION ALL SELECT NULL) ORDER BY 4"
+		rows, err := db.Query(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.typ, err, q)
+		}
+		got, want := rows.Values[0][0], rows.Values[0][1]
+		if raw, _ := rows.Values[0][4].(string); !strings.Contains(raw, "-0") {
+			t.Fatalf("%s: the test value %s holds no -0.0", c.typ, raw)
+		}
+		if got != want || rows.Values[0][2] != true || rows.Values[1][0] != nil || rows.Values[1][2] != true {
+			t.Errorf("%s: %v read as %v (same type: %v), want %v; NULL read as %v", c.typ, c.negative, got, rows.Values[0][2], want, rows.Values[1][0])
+		}
+	}
+	for _, typ := range []string{"BIGINT", "VARCHAR[]", "STRUCT(\"DOUBLE\" INTEGER)", "ENUM('DOUBLE')", "MAP(VARCHAR", "DOUBLE[", ""} {
+		if got, ok := sqlgen.NormaliseFloats("x", typ); ok || got != "x" {
+			t.Errorf("%q: normalised as %s", typ, got)
+		}
+	}
+}

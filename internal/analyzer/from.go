@@ -360,7 +360,7 @@ func (a *analyzer) join(j *ast.Join, e *env, ctx context) (*fromResult, error) {
 				"a cross join of two private relations is not allowed: it pairs rows of different users",
 				"join them on their privacy units: JOIN ... USING (unit) or ON a.unit = b.unit")
 		}
-		if !joinsOnUnits(j, l, r, using, sc) {
+		if j.Units = joinedUnits(j, l, r, using, sc); j.Units == nil {
 			return nil, sqlerr.Privacy(at, RuleUnitJoin,
 				"a join between private relations must require equal privacy units",
 				fmt.Sprintf("add the condition %s = %s to ON, or join USING the privacy unit", first(l.unitNames()), first(r.unitNames())))
@@ -415,12 +415,18 @@ func usingColumns(j *ast.Join, l, r *fromResult) []string {
 	return cols
 }
 
-// joinsOnUnits reports whether the join condition equates a privacy unit of the left side
-// with one of the right side.
-func joinsOnUnits(j *ast.Join, l, r *fromResult, using []string, sc *scope) bool {
-	for _, c := range using {
+// joinedUnits returns the privacy units of the left and the right side that the join
+// condition equates (as column references each side can resolve), or nil if it equates none.
+func joinedUnits(j *ast.Join, l, r *fromResult, using []string, sc *scope) []ast.Expr {
+	for i, c := range using {
 		if hasUnitCol(l, c) && hasUnitCol(r, c) {
-			return true
+			// As written in USING (a NATURAL join's columns are the relations' own names).
+			id := &ast.Ident{Name: c, Quoted: true}
+			if i < len(j.Using) {
+				id = j.Using[i]
+			}
+			ref := &ast.ColumnRef{Parts: []*ast.Ident{id}}
+			return []ast.Expr{ref, ref}
 		}
 	}
 	for _, conj := range conjuncts(j.On) {
@@ -438,11 +444,14 @@ func joinsOnUnits(j *ast.Join, l, r *fromResult, using []string, sc *scope) bool
 		if err1 != nil || err2 != nil || !x.isUnit() || !y.isUnit() {
 			continue
 		}
-		if (contains(l.items, x.item) && contains(r.items, y.item)) || (contains(r.items, x.item) && contains(l.items, y.item)) {
-			return true
+		if contains(l.items, x.item) && contains(r.items, y.item) {
+			return []ast.Expr{lc, rc}
+		}
+		if contains(r.items, x.item) && contains(l.items, y.item) {
+			return []ast.Expr{rc, lc}
 		}
 	}
-	return false
+	return nil
 }
 
 func hasUnitCol(f *fromResult, c string) bool {

@@ -347,6 +347,10 @@ type Join struct {
 	Right   TableExpr
 	On      Expr
 	Using   []*Ident
+	// Units is set by the analyzer when the join equates the privacy units of two private
+	// sides: the unit column it compares on Left ([0]) and on Right ([1]), for the executor's
+	// check of their types (internal/sqlgen.UnitJoinProbes). Format ignores it.
+	Units []Expr
 }
 
 // Unnest is UNNEST(array) [AS alias] in FROM: one row per element of the array, in one column

@@ -262,6 +262,59 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	return nil
 }
 
+// checkUnitJoinTypes refuses a join of two private relations whose privacy units have
+// different types, unless both are exact numbers (integers, decimals: the database compares
+// them in a common type that holds both, or not at all). Other pairs compare through an
+// implicit cast that can be many-to-one: a text unit '007' and '0007' each met the integer
+// unit 7, and integers above 2^53 met as the same DOUBLE, so one person's rows joined the rows
+// of 61 or 100 units and were counted by each (outside review). The probes read no row.
+func checkUnitJoinTypes(ctx context.Context, b backend.Backend, q *analyzer.Query, d backend.Dialect) error {
+	for _, p := range sqlgen.UnitJoinProbes(q, d) {
+		refuse := func(format string, args ...any) error {
+			return sqlerr.Privacy(p.Join.Span().Start, analyzer.RuleUnitJoin, fmt.Sprintf(format, args...),
+				"the data owner gives the privacy units one type in the relations analysts read (a view with CAST(uid AS BIGINT) or CAST(uid AS VARCHAR))")
+		}
+		left, right, err := probeSides(ctx, b, p.Left, p.Right)
+		if err != nil {
+			return refuse("the privacy units of this join's sides cannot be typed without data: %v", err)
+		}
+		lt, rt := left.Types[0], right.Types[0]
+		if !strings.EqualFold(lt, rt) && !(exactNumber(lt) && exactNumber(rt)) && !(varyingText(lt) && varyingText(rt)) {
+			return refuse("this join compares privacy units of type %s with units of type %s: the database would convert one to the other, which can match one person's unit to several ('007' and '7', large integers as floating-point numbers), and one person's rows would count for each", lt, rt)
+		}
+	}
+	return nil
+}
+
+// varyingText reports whether a column type is text compared as it is (DuckDB's VARCHAR,
+// PostgreSQL's text and character varying; not character(n), whose comparison ignores
+// trailing spaces).
+func varyingText(t string) bool {
+	t = typeBase(t)
+	return t == "VARCHAR" || t == "TEXT" || t == "CHARACTER VARYING"
+}
+
+// typeBase is a column type's name in upper case without its parameters (DECIMAL(18,3):
+// DECIMAL).
+func typeBase(t string) string {
+	t = strings.ToUpper(strings.TrimSpace(t))
+	if i := strings.IndexByte(t, '('); i >= 0 {
+		t = strings.TrimSpace(t[:i])
+	}
+	return t
+}
+
+// exactNumber reports whether a column type (DuckDB's or PostgreSQL's name) is an integer or
+// a fixed-point number.
+func exactNumber(t string) bool {
+	switch typeBase(t) {
+	case "TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT",
+		"INT2", "INT4", "INT8", "DECIMAL", "NUMERIC":
+		return true
+	}
+	return false
+}
+
 // checkJoinColumnTypes refuses a USING or NATURAL join whose matched columns have different
 // types on its two sides (sqlgen.JoinProbes): the database would convert one side row by row,
 // and a row that does not convert would make the query fail after the charge, depending on
@@ -428,6 +481,9 @@ func (pr *Prepared) Bind(ctx context.Context, b backend.Backend) error {
 		return err
 	}
 	if err := checkUnionColumnTypes(ctx, b, pr.Plan.Query, pr.dialect); err != nil {
+		return err
+	}
+	if err := checkUnitJoinTypes(ctx, b, pr.Plan.Query, pr.dialect); err != nil {
 		return err
 	}
 	probe, err := b.Query(ctx, sqlgen.Probe(pr.Plan.Query, pr.dialect))

@@ -627,3 +627,60 @@ func TestLeakRebuiltMapFails(t *testing.T) {
 		}
 	}
 }
+
+// TestLeakUnitJoinAcrossTypes: a join on privacy units of two types compared them through an
+// implicit cast that is many-to-one. The text units '007', '0007', ... all met the integer
+// unit 7, and BIGINT units 2^60 + i all met the DOUBLE unit 2^60, so the target's one row
+// joined 61 (100) units and a group of kappa-1 counts held it 61 (100) times, released only
+// with the target (outside review). Such joins are refused before the charge, whoever is in
+// the data; units of one type, or integers of two widths, still join.
+func TestLeakUnitJoinAcrossTypes(t *testing.T) {
+	ctx := context.Background()
+	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) "
+	for _, who := range []string{"nobody", "target"} {
+		db, dsn := ownerFile(t, who+".duckdb")
+		target := ""
+		if who == "target" {
+			target = "INSERT INTO med VALUES (7, true); INSERT INTO med2 VALUES (1152921504606846976, true);"
+		}
+		if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+			CREATE TABLE med (uid INTEGER, sick BOOLEAN);
+			INSERT INTO med SELECT i, false FROM range(8, 300) r(i);
+			CREATE TABLE reg (uid VARCHAR, region VARCHAR);
+			INSERT INTO reg SELECT repeat('0', i) || '7', 'north' FROM range(1, 61) r(i);
+			INSERT INTO reg SELECT CAST(i AS VARCHAR), 'south' FROM range(8, 300) r(i);
+			CREATE TABLE med2 (uid DOUBLE, sick BOOLEAN);
+			CREATE TABLE acct (uid BIGINT, region VARCHAR);
+			INSERT INTO acct SELECT 1152921504606846976 + i, 'north' FROM range(1, 101) r(i);
+			CREATE TABLE wide (uid BIGINT, region VARCHAR);
+			INSERT INTO wide SELECT i, 'east' FROM range(0, 300) r(i);
+			`+target+`
+			ALTER TABLE med SET OPTIONS(anonymization_userid_column='uid');
+			ALTER TABLE reg SET OPTIONS(anonymization_userid_column='uid');
+			ALTER TABLE med2 SET OPTIONS(anonymization_userid_column='uid');
+			ALTER TABLE acct SET OPTIONS(anonymization_userid_column='uid');
+			ALTER TABLE wide SET OPTIONS(anonymization_userid_column='uid')`); err != nil {
+			t.Fatal(err)
+		}
+		analyst := reopenAsAnalyst(t, db, dsn)
+		for _, q := range []string{
+			opts + "region, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM reg JOIN med ON med.uid = reg.uid WHERE sick GROUP BY region",
+			opts + "region, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM acct JOIN med2 USING (uid) WHERE sick GROUP BY region",
+			opts + "region, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM acct AS a JOIN (SELECT uid AS u, sick FROM med2) AS m ON m.u = a.uid WHERE sick GROUP BY region",
+		} {
+			res, err := analyst.Exec(ctx, q)
+			if err == nil {
+				t.Errorf("%s (%s): answered %v, want a refusal before the charge", q, who, res[len(res)-1].Rows)
+			} else if c := sqlState(err); c != sqlerr.PrivacyViolation || !strings.Contains(err.Error(), "join-on-privacy-unit") {
+				t.Errorf("%s (%s): %v, want the join-on-privacy-unit refusal", q, who, err)
+			}
+		}
+		// INTEGER units joined with BIGINT ones: one to one.
+		q := opts + "region, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM wide JOIN med USING (uid) GROUP BY region"
+		if res, err := analyst.Exec(ctx, q); err != nil {
+			t.Errorf("%s (%s): %v", q, who, err)
+		} else if rows := res[len(res)-1].Rows; len(rows) != 1 {
+			t.Errorf("%s (%s): released %v, want the east group", q, who, rows)
+		}
+	}
+}

@@ -43,6 +43,33 @@ func JoinProbes(q *analyzer.Query, d backend.Dialect) []JoinProbe {
 	return out
 }
 
+// UnitJoinProbe is a join of two private relations on their privacy units (ast.Join.Units),
+// with a query per side that reads no row and returns the type of the unit it compares. Units
+// of two types are compared through an implicit cast, which can be many-to-one ('007' and '7'
+// meet the integer 7; integers above 2^53 meet as DOUBLE): one person's row would then join
+// the rows of many units, each of which counts it. The executor requires one type, or exact
+// numbers on both sides, before anything is charged.
+type UnitJoinProbe struct {
+	Join        *ast.Join
+	Left, Right string
+}
+
+// UnitJoinProbes returns the probes of every join on privacy units the stage SQL of q contains.
+func UnitJoinProbes(q *analyzer.Query, d backend.Dialect) []UnitJoinProbe {
+	with := probeWith(q, d)
+	side := func(unit ast.Expr, t ast.TableExpr) string {
+		return with + "SELECT " + PrintData(d, unit) + " FROM " + PrintData(d, t) + " LIMIT 0"
+	}
+	var out []UnitJoinProbe
+	walkStage(q, func(n ast.Node) bool {
+		if j, ok := n.(*ast.Join); ok && len(j.Units) == 2 {
+			out = append(out, UnitJoinProbe{Join: j, Left: side(j.Units[0], j.Left), Right: side(j.Units[1], j.Right)})
+		}
+		return true
+	})
+	return out
+}
+
 // probeWith is the WITH clause of q's CTEs, printed for the stage, that probes of its parts
 // start with ("" without CTEs).
 func probeWith(q *analyzer.Query, d backend.Dialect) string {

@@ -626,6 +626,35 @@ func TestLeakRebuiltMapFails(t *testing.T) {
 			}
 		}
 	}
+	// Reading such maps as they were kept the -0.0 the storage spread from the target's map
+	// to their values (second outside review): they read as NULL.
+	for _, who := range []string{"nobody", "target"} {
+		db, dsn := ownerFile(t, who+"-kept.duckdb")
+		target := ""
+		if who == "target" {
+			target = "INSERT INTO t VALUES (0, MAP {'5': '-0.0'});"
+		}
+		if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+			CREATE TABLE t (uid INTEGER, m MAP(VARCHAR, VARCHAR));
+			`+target+`
+			INSERT INTO t SELECT i, MAP {'1': '0.0', '01': '0.0'} FROM range(1, 201) r(i);
+			ALTER TABLE t ALTER m TYPE MAP(DOUBLE, DOUBLE);
+			ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
+			CHECKPOINT`); err != nil {
+			t.Fatal(err)
+		}
+		analyst := reopenAsAnalyst(t, db, dsn)
+		q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) CAST(m AS VARCHAR) AS k, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM t GROUP BY k"
+		res, err := analyst.Exec(ctx, q)
+		if err != nil {
+			t.Fatalf("%s (%s): %v", q, who, err)
+		}
+		for _, r := range res[len(res)-1].Rows {
+			if strings.Contains(fmt.Sprint(r[0]), "-0") {
+				t.Errorf("%s (%s): released %v", q, who, res[len(res)-1].Rows)
+			}
+		}
+	}
 }
 
 // TestLeakUnitJoinAcrossTypes: a join on privacy units of two types compared them through an
@@ -641,7 +670,7 @@ func TestLeakUnitJoinAcrossTypes(t *testing.T) {
 		db, dsn := ownerFile(t, who+".duckdb")
 		target := ""
 		if who == "target" {
-			target = "INSERT INTO med VALUES (7, true); INSERT INTO med2 VALUES (1152921504606846976, true);"
+			target = "INSERT INTO med VALUES (7, true); INSERT INTO med2 VALUES (1152921504606846976, true); INSERT INTO hmed VALUES (1152921504606846976, true);"
 		}
 		if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
 			CREATE TABLE med (uid INTEGER, sick BOOLEAN);
@@ -652,6 +681,9 @@ func TestLeakUnitJoinAcrossTypes(t *testing.T) {
 			CREATE TABLE med2 (uid DOUBLE, sick BOOLEAN);
 			CREATE TABLE acct (uid BIGINT, region VARCHAR);
 			INSERT INTO acct SELECT 1152921504606846976 + i, 'north' FROM range(1, 101) r(i);
+			CREATE TABLE hmed (uid HUGEINT, sick BOOLEAN);
+			CREATE TABLE uacct (uid UHUGEINT, region VARCHAR);
+			INSERT INTO uacct SELECT CAST(1152921504606846976 AS UHUGEINT) + CAST(i AS UHUGEINT), 'north' FROM range(0, 100) r(i);
 			CREATE TABLE wide (uid BIGINT, region VARCHAR);
 			INSERT INTO wide SELECT i, 'east' FROM range(0, 300) r(i);
 			`+target+`
@@ -659,6 +691,8 @@ func TestLeakUnitJoinAcrossTypes(t *testing.T) {
 			ALTER TABLE reg SET OPTIONS(anonymization_userid_column='uid');
 			ALTER TABLE med2 SET OPTIONS(anonymization_userid_column='uid');
 			ALTER TABLE acct SET OPTIONS(anonymization_userid_column='uid');
+			ALTER TABLE hmed SET OPTIONS(anonymization_userid_column='uid');
+			ALTER TABLE uacct SET OPTIONS(anonymization_userid_column='uid');
 			ALTER TABLE wide SET OPTIONS(anonymization_userid_column='uid')`); err != nil {
 			t.Fatal(err)
 		}
@@ -667,6 +701,8 @@ func TestLeakUnitJoinAcrossTypes(t *testing.T) {
 			opts + "region, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM reg JOIN med ON med.uid = reg.uid WHERE sick GROUP BY region",
 			opts + "region, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM acct JOIN med2 USING (uid) WHERE sick GROUP BY region",
 			opts + "region, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM acct AS a JOIN (SELECT uid AS u, sick FROM med2) AS m ON m.u = a.uid WHERE sick GROUP BY region",
+			// DuckDB compares HUGEINT with UHUGEINT as DOUBLEs (second outside review).
+			opts + "region, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM uacct JOIN hmed ON uacct.uid = hmed.uid WHERE sick GROUP BY region",
 		} {
 			res, err := analyst.Exec(ctx, q)
 			if err == nil {

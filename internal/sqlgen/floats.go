@@ -13,7 +13,7 @@ import (
 // equal into the first of them, so the 0.0s stored after one person's -0.0 read back as -0.0,
 // and a cast to text showed it). Lists and arrays are rebuilt with list_transform, structs
 // field by field, maps entry by entry (their keys are unique by equality, so no two become
-// one; a stored map with duplicate or NULL keys is kept as it is), unions member by member; a
+// one; a stored map with duplicate or NULL keys reads as NULL), unions member by member; a
 // NULL at any level stays NULL, and the type is unchanged. None of these can fail on a value. A type with no float in it, or one it cannot parse,
 // gives x as it is (ok false).
 func NormaliseFloats(x, typ string) (expr string, ok bool) {
@@ -94,9 +94,11 @@ func (t *duckType) normalise(x string, depth int) string {
 		k := t.fields[0].typ.normalise("struct_extract("+e+", 'key')", depth+1)
 		v := t.fields[1].typ.normalise("struct_extract("+e+", 'value')", depth+1)
 		// A stored map need not be one map_from_entries accepts: a cast of its keys (ALTER
-		// TABLE ... TYPE, TRY_CAST) can leave two equal keys, or a NULL one, and rebuilding it
-		// would fail the query on that one row (outside review). Such a map is kept as it is.
-		return fmt.Sprintf("COALESCE(TRY(map_from_entries(list_transform(map_entries(%s), lambda %s: {'key': %s, 'value': %s}))), %s)", x, e, k, v, x)
+		// TABLE ... TYPE, TRY_CAST) can leave two equal keys, or a NULL one. Rebuilding it
+		// failed the query on that one row, and keeping it as it is kept the -0.0 the
+		// storage gave its values (outside reviews); DuckDB has no other way to build a map,
+		// so such a map reads as NULL, which changes its own row only.
+		return fmt.Sprintf("TRY(map_from_entries(list_transform(map_entries(%s), lambda %s: {'key': %s, 'value': %s})))", x, e, k, v)
 	default: // unionType
 		var whens []string
 		for _, f := range t.fields {

@@ -263,8 +263,9 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 }
 
 // checkUnitJoinTypes refuses a join of two private relations whose privacy units have
-// different types, unless both are exact numbers (integers, decimals: the database compares
-// them in a common type that holds both, or not at all). Other pairs compare through an
+// different types, unless both are exact numbers (exactNumber: the database compares them in
+// a common type that holds both, or not at all) or both text compared as it is
+// (varyingText). Other pairs compare through an
 // implicit cast that can be many-to-one: a text unit '007' and '0007' each met the integer
 // unit 7, and integers above 2^53 met as the same DOUBLE, so one person's rows joined the rows
 // of 61 or 100 units and were counted by each (outside review). The probes read no row.

@@ -2,7 +2,6 @@ package analyzer
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/dpsql/dpsql/internal/ast"
@@ -227,13 +226,13 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 	t.Name = exactName(rel.Name, t.Name)
 	// A view is read with the column types the catalog holds, which are public and fixed,
 	// not with those its query binds to now, which can depend on the rows (ast.TableName).
-	t.Declared, t.Floats = nil, nil
+	t.Declared, t.PrivateColumns = nil, nil
 	for _, c := range rel.Columns {
 		if rel.View {
 			t.Declared = append(t.Declared, ast.DeclaredColumn{Name: c.Name, Type: c.Type})
 		}
-		if rel.Kind == catalog.Private && nestsFloat(c.Type) {
-			t.Floats = append(t.Floats, ast.DeclaredColumn{Name: c.Name, Type: c.Type})
+		if rel.Kind == catalog.Private {
+			t.PrivateColumns = append(t.PrivateColumns, ast.DeclaredColumn{Name: c.Name, Type: c.Type})
 		}
 	}
 	info := &relInfo{unitIdx: -1, private: rel.Kind == catalog.Private}
@@ -516,15 +515,3 @@ func (a *analyzer) relationNames(e *env) []string {
 	}
 	return out
 }
-
-// nestsFloat reports whether a column type, as the catalog spells it, is a floating-point
-// type or may nest one (a list, array, struct, map or union of them; names and labels in
-// quotes aside): ast.TableName.Floats, whose types sqlgen.NormaliseFloats parses.
-func nestsFloat(typ string) bool {
-	return floatName.MatchString(quoted.ReplaceAllString(strings.ToUpper(typ), ""))
-}
-
-var (
-	quoted    = regexp.MustCompile(`"(?:[^"]|"")*"|'(?:[^']|'')*'`)
-	floatName = regexp.MustCompile(`\b(DOUBLE|FLOAT|REAL|FLOAT4|FLOAT8)\b`)
-)

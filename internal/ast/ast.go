@@ -294,14 +294,14 @@ type TableName struct {
 	// internal/sqlgen reads such a view through a projection that converts each column to
 	// its declared type. Format ignores it.
 	Declared []DeclaredColumn
-	// Floats is set by the analyzer when the relation is private: its columns of a
-	// floating-point type or nesting one (DOUBLE[], STRUCT(x DOUBLE), ...), which
-	// internal/sqlgen reads with every float as x + 0 on DuckDB, so that -0.0 reads as 0.0
-	// (sqlgen.NormaliseFloats). DuckDB's storage compresses a run of values it finds equal into the
+	// PrivateColumns is set by the analyzer when the relation is private: its columns with
+	// the types the catalog holds. internal/sqlgen reads those of a floating-point type or
+	// nesting one (DOUBLE[], STRUCT(x DOUBLE), ...) with every float as x + 0 on DuckDB, so
+	// that -0.0 reads as 0.0 (sqlgen.NormaliseFloats). DuckDB's storage compresses a run of values it finds equal into the
 	// first of them, so the 0.0s stored after one person's -0.0 read back as -0.0, which an
 	// expression reading the sign (a cast to text) showed only when that person's row was
 	// there (outside review). Format ignores it.
-	Floats []DeclaredColumn
+	PrivateColumns []DeclaredColumn
 }
 
 // DeclaredColumn is a column of a relation with its type as the catalog spells it.

@@ -178,21 +178,32 @@ func Print(d backend.Dialect, n ast.Node) string {
 // change reads as before (projections and filters still reach read_parquet). Tables and
 // PostgreSQL views have fixed column types and are printed as named, except that a private
 // relation's columns of float types, or nesting floats, are read as x + 0
-// (ast.TableName.Floats, NormaliseFloats).
+// (ast.TableName.PrivateColumns, NormaliseFloats).
 func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
-	if d != backend.DuckDB || (len(n.Declared) == 0 && len(n.Floats) == 0) {
+	if d != backend.DuckDB {
 		return false
 	}
-	// plusZero gives a float's -0.0 as 0.0 in a column of a float type or nesting one
-	// (ast.TableName.Floats).
-	plusZero := func(name, x string) string {
-		for _, f := range n.Floats {
-			if f.Name == name {
-				x, _ = NormaliseFloats(x, f.Type)
-				return x
+	// normalise reads the floats of a private relation's column as x + 0
+	// (ast.TableName.PrivateColumns); ok is false for a column without floats.
+	normalise := func(name, x string) (string, bool) {
+		for _, c := range n.PrivateColumns {
+			if c.Name == name {
+				return NormaliseFloats(x, c.Type)
 			}
 		}
-		return x
+		return x, false
+	}
+	var replace []string
+	if len(n.Declared) == 0 {
+		for _, c := range n.PrivateColumns {
+			col := ast.QuoteIdent(c.Name)
+			if x, ok := normalise(c.Name, col); ok {
+				replace = append(replace, x+" AS "+col)
+			}
+		}
+		if len(replace) == 0 {
+			return false
+		}
 	}
 	p.WriteString("(SELECT ")
 	if len(n.Declared) > 0 {
@@ -201,18 +212,11 @@ func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
 				p.WriteString(", ")
 			}
 			col := ast.QuoteIdent(c.Name)
-			p.WriteString(plusZero(c.Name, "TRY_CAST("+col+" AS "+c.Type+")") + " AS " + col)
+			x, _ := normalise(c.Name, "TRY_CAST("+col+" AS "+c.Type+")")
+			p.WriteString(x + " AS " + col)
 		}
 	} else {
-		p.WriteString("* REPLACE (")
-		for i, c := range n.Floats {
-			if i > 0 {
-				p.WriteString(", ")
-			}
-			col := ast.QuoteIdent(c.Name)
-			p.WriteString(plusZero(c.Name, col) + " AS " + col)
-		}
-		p.WriteString(")")
+		p.WriteString("* REPLACE (" + strings.Join(replace, ", ") + ")")
 	}
 	p.WriteString(" FROM ")
 	p.Name(n.Name)

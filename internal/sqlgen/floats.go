@@ -9,7 +9,7 @@ import (
 
 // NormaliseFloats is DuckDB's expression x of type typ (a type as DuckDB prints it, from the
 // catalog) with every floating-point value in it, at any depth, read as v + 0, so that -0.0
-// reads as 0.0 (ast.TableName.Floats: DuckDB's storage compresses a run of values it finds
+// reads as 0.0 (ast.TableName.PrivateColumns: DuckDB's storage compresses a run of values it finds
 // equal into the first of them, so the 0.0s stored after one person's -0.0 read back as -0.0,
 // and a cast to text showed it). Lists and arrays are rebuilt with list_transform, structs
 // field by field, maps entry by entry (their keys are unique by equality, so no two become

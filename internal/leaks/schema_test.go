@@ -371,6 +371,33 @@ func TestLeakThreePartNames(t *testing.T) {
 	}
 }
 
+// analystOn builds, as the owner, the file name.duckdb with script, and opens it as an
+// analyst (closed at the test's end): one of two neighbouring databases, with and without
+// the target's rows.
+func analystOn(t *testing.T, name, script string) *dpsql.DB {
+	t.Helper()
+	db, dsn := ownerFile(t, name+".duckdb")
+	if _, err := db.Exec(context.Background(), script); err != nil {
+		t.Fatal(err)
+	}
+	return reopenAsAnalyst(t, db, dsn)
+}
+
+// releasedKeys runs the anonymized query q as analyst and returns the first column of the
+// rows it releases (its group keys).
+func releasedKeys(t *testing.T, analyst *dpsql.DB, q, who string) []string {
+	t.Helper()
+	res, err := analyst.Exec(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s (%s): %v", q, who, err)
+	}
+	var keys []string
+	for _, r := range res[len(res)-1].Rows {
+		keys = append(keys, fmt.Sprint(r[0]))
+	}
+	return keys
+}
+
 // reopenAsAnalyst closes the owner's database db and opens the file dsn as an analyst (closed
 // at the test's end).
 func reopenAsAnalyst(t *testing.T, db *dpsql.DB, dsn string) *dpsql.DB {
@@ -495,16 +522,12 @@ func TestLeakImplicitConversions(t *testing.T) {
 func TestLeakUnreadableKeysAndFailingCasts(t *testing.T) {
 	ctx := context.Background()
 	for _, who := range []string{"nobody", "target"} {
-		db, dsn := ownerFile(t, who+".duckdb")
-		if _, err := db.Exec(ctx, `SET BUDGET OPTIONS(epsilon=1, delta=1e-5);
+		analyst := analystOn(t, who, `SET BUDGET OPTIONS(epsilon=1, delta=1e-5);
 			CREATE TABLE t AS SELECT i AS uid, CASE WHEN i = 0 AND '`+who+`' = 'target' THEN 'x' END AS s,
 				CAST(i % 3 AS DOUBLE) AS k FROM range(0, 200) r(i);
 			ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
 			CREATE VIEW tv OPTIONS(anonymization_userid_column='uid') AS SELECT uid, CAST(k AS VARIANT) AS va FROM t;
-			CHECKPOINT`); err != nil {
-			t.Fatal(err)
-		}
-		analyst := reopenAsAnalyst(t, db, dsn)
+			CHECKPOINT`)
 		const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.1, delta=1e-9, kappa=1) "
 		for _, q := range []string{
 			opts + "[CAST(k AS VARIANT)] AS key, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM t WHERE uid = 0 GROUP BY 1",
@@ -525,33 +548,23 @@ func TestLeakUnreadableKeysAndFailingCasts(t *testing.T) {
 // only when the target was there (outside review, 2026-11-29). Private float columns are read
 // as x + 0, so both neighbours release one group "0.0", whatever the storage gives.
 func TestLeakStoredNegativeZero(t *testing.T) {
-	ctx := context.Background()
 	for _, who := range []string{"nobody", "target"} {
-		db, dsn := ownerFile(t, who+".duckdb")
 		first := "INSERT INTO t VALUES (0, CAST(0 AS DOUBLE));"
 		if who == "target" {
 			first = "INSERT INTO t VALUES (0, CAST('-0.0' AS DOUBLE));"
 		}
-		if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+		analyst := analystOn(t, who, `SET BUDGET UNLIMITED;
 			CREATE TABLE t (uid BIGINT, k DOUBLE);
 			`+first+`
 			INSERT INTO t SELECT i, CAST(0 AS DOUBLE) FROM range(1, 200) r(i);
 			ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
-			CHECKPOINT`); err != nil {
-			t.Fatal(err)
-		}
-		analyst := reopenAsAnalyst(t, db, dsn)
+			CHECKPOINT`)
 		for _, q := range []string{
 			"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) CAST(k AS VARCHAR) AS key, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM t GROUP BY 1",
 			"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) CAST(x AS VARCHAR) AS key, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM (SELECT uid, k AS x FROM t) s GROUP BY 1",
 		} {
-			res, err := analyst.Exec(ctx, q)
-			if err != nil {
-				t.Fatalf("%s (%s): %v", q, who, err)
-			}
-			last := res[len(res)-1]
-			if len(last.Rows) != 1 || fmt.Sprint(last.Rows[0][0]) != "0.0" {
-				t.Errorf("%s (%s): released %v, want one group 0.0", q, who, last.Rows)
+			if keys := releasedKeys(t, analyst, q, who); len(keys) != 1 || keys[0] != "0.0" {
+				t.Errorf("%s (%s): released %v, want one group 0.0", q, who, keys)
 			}
 		}
 	}
@@ -562,9 +575,7 @@ func TestLeakStoredNegativeZero(t *testing.T) {
 // person's -0.0 too: CAST(k AS VARCHAR) released a group of 200 people as [-0.0] only when
 // that person was there (found after 445f831, which read top-level float columns as x + 0).
 func TestLeakStoredNegativeZeroNested(t *testing.T) {
-	ctx := context.Background()
 	for _, who := range []string{"nobody", "target"} {
-		db, dsn := ownerFile(t, who+".duckdb")
 		z := "CAST(0 AS DOUBLE)"
 		first := z
 		if who == "target" {
@@ -573,24 +584,16 @@ func TestLeakStoredNegativeZeroNested(t *testing.T) {
 		row := func(uid, f string) string {
 			return uid + ", [" + f + "], [" + f + "], {'x': " + f + ", 'n': 1}, MAP {'a': " + f + "}, union_value(a := " + f + ")"
 		}
-		if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+		analyst := analystOn(t, who, `SET BUDGET UNLIMITED;
 			CREATE TABLE t (uid BIGINT, l DOUBLE[], a DOUBLE[1], s STRUCT(x DOUBLE, n INTEGER), m MAP(VARCHAR, DOUBLE), u UNION(a DOUBLE, b INTEGER));
 			INSERT INTO t VALUES (`+row("0", first)+`);
 			INSERT INTO t SELECT `+row("i", z)+` FROM range(1, 200) r(i);
 			ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
-			CHECKPOINT`); err != nil {
-			t.Fatal(err)
-		}
-		analyst := reopenAsAnalyst(t, db, dsn)
+			CHECKPOINT`)
 		for _, col := range []string{"l", "a", "s", "m", "u"} {
 			q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) CAST(" + col + " AS VARCHAR) AS key, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM t GROUP BY 1"
-			res, err := analyst.Exec(ctx, q)
-			if err != nil {
-				t.Fatalf("%s (%s): %v", q, who, err)
-			}
-			last := res[len(res)-1]
-			if len(last.Rows) != 1 || strings.Contains(fmt.Sprint(last.Rows[0][0]), "-0") {
-				t.Errorf("%s (%s): released %v, want one group without -0", q, who, last.Rows)
+			if keys := releasedKeys(t, analyst, q, who); len(keys) != 1 || strings.Contains(keys[0], "-0") {
+				t.Errorf("%s (%s): released %v, want one group without -0", q, who, keys)
 			}
 		}
 	}
@@ -604,21 +607,17 @@ func TestLeakStoredNegativeZeroNested(t *testing.T) {
 func TestLeakRebuiltMapFails(t *testing.T) {
 	ctx := context.Background()
 	for _, who := range []string{"nobody", "target"} {
-		db, dsn := ownerFile(t, who+".duckdb")
 		target := ""
 		if who == "target" {
 			target = "INSERT INTO t VALUES (0, 90, MAP {'7': 1.0, '07': 2.0});"
 		}
-		if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+		analyst := analystOn(t, who, `SET BUDGET UNLIMITED;
 			CREATE TABLE t (uid INTEGER, salary INTEGER, spend MAP(VARCHAR, DOUBLE));
 			`+target+`
 			INSERT INTO t SELECT i, 40 + i % 50, MAP {'7': 1.5, '8': 2.5} FROM range(1, 201) r(i);
 			ALTER TABLE t ALTER spend TYPE MAP(INTEGER, DOUBLE);
 			ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
-			CHECKPOINT`); err != nil {
-			t.Fatal(err)
-		}
-		analyst := reopenAsAnalyst(t, db, dsn)
+			CHECKPOINT`)
 		for _, where := range []string{"TRUE", "uid = 0 AND salary > 80"} {
 			q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.001, delta=1e-9, kappa=1) ANON_COUNT(spend CLAMPED BETWEEN 0 AND 1) AS n FROM t WHERE " + where
 			if _, err := analyst.Exec(ctx, q); err != nil {
@@ -629,29 +628,21 @@ func TestLeakRebuiltMapFails(t *testing.T) {
 	// Reading such maps as they were kept the -0.0 the storage spread from the target's map
 	// to their values (second outside review): they read as NULL.
 	for _, who := range []string{"nobody", "target"} {
-		db, dsn := ownerFile(t, who+"-kept.duckdb")
 		target := ""
 		if who == "target" {
 			target = "INSERT INTO t VALUES (0, MAP {'5': '-0.0'});"
 		}
-		if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+		analyst := analystOn(t, who+"-kept", `SET BUDGET UNLIMITED;
 			CREATE TABLE t (uid INTEGER, m MAP(VARCHAR, VARCHAR));
 			`+target+`
 			INSERT INTO t SELECT i, MAP {'1': '0.0', '01': '0.0'} FROM range(1, 201) r(i);
 			ALTER TABLE t ALTER m TYPE MAP(DOUBLE, DOUBLE);
 			ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid');
-			CHECKPOINT`); err != nil {
-			t.Fatal(err)
-		}
-		analyst := reopenAsAnalyst(t, db, dsn)
+			CHECKPOINT`)
 		q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) CAST(m AS VARCHAR) AS k, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM t GROUP BY k"
-		res, err := analyst.Exec(ctx, q)
-		if err != nil {
-			t.Fatalf("%s (%s): %v", q, who, err)
-		}
-		for _, r := range res[len(res)-1].Rows {
-			if strings.Contains(fmt.Sprint(r[0]), "-0") {
-				t.Errorf("%s (%s): released %v", q, who, res[len(res)-1].Rows)
+		for _, k := range releasedKeys(t, analyst, q, who) {
+			if strings.Contains(k, "-0") {
+				t.Errorf("%s (%s): released %v", q, who, k)
 			}
 		}
 	}
@@ -667,12 +658,11 @@ func TestLeakUnitJoinAcrossTypes(t *testing.T) {
 	ctx := context.Background()
 	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e6, delta=1e-5, kappa=1) "
 	for _, who := range []string{"nobody", "target"} {
-		db, dsn := ownerFile(t, who+".duckdb")
 		target := ""
 		if who == "target" {
 			target = "INSERT INTO med VALUES (7, true); INSERT INTO med2 VALUES (1152921504606846976, true); INSERT INTO hmed VALUES (1152921504606846976, true);"
 		}
-		if _, err := db.Exec(ctx, `SET BUDGET UNLIMITED;
+		analyst := analystOn(t, who, `SET BUDGET UNLIMITED;
 			CREATE TABLE med (uid INTEGER, sick BOOLEAN);
 			INSERT INTO med SELECT i, false FROM range(8, 300) r(i);
 			CREATE TABLE reg (uid VARCHAR, region VARCHAR);
@@ -693,10 +683,7 @@ func TestLeakUnitJoinAcrossTypes(t *testing.T) {
 			ALTER TABLE acct SET OPTIONS(anonymization_userid_column='uid');
 			ALTER TABLE hmed SET OPTIONS(anonymization_userid_column='uid');
 			ALTER TABLE uacct SET OPTIONS(anonymization_userid_column='uid');
-			ALTER TABLE wide SET OPTIONS(anonymization_userid_column='uid')`); err != nil {
-			t.Fatal(err)
-		}
-		analyst := reopenAsAnalyst(t, db, dsn)
+			ALTER TABLE wide SET OPTIONS(anonymization_userid_column='uid')`)
 		for _, q := range []string{
 			opts + "region, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM reg JOIN med ON med.uid = reg.uid WHERE sick GROUP BY region",
 			opts + "region, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM acct JOIN med2 USING (uid) WHERE sick GROUP BY region",

@@ -295,12 +295,14 @@ type TableName struct {
 	// its declared type. Format ignores it.
 	Declared []DeclaredColumn
 	// PrivateColumns is set by the analyzer when the relation is private: its columns with
-	// the types the catalog holds. internal/sqlgen reads those of a floating-point type or
-	// nesting one (DOUBLE[], STRUCT(x DOUBLE), ...) with every float as x + 0 on DuckDB, so
-	// that -0.0 reads as 0.0 (sqlgen.NormaliseFloats). DuckDB's storage compresses a run of values it finds equal into the
-	// first of them, so the 0.0s stored after one person's -0.0 read back as -0.0, which an
-	// expression reading the sign (a cast to text) showed only when that person's row was
-	// there (outside review). Format ignores it.
+	// the types the catalog holds. internal/sqlgen reads those of a floating-point or
+	// interval type, or nesting one (DOUBLE[], STRUCT(x DOUBLE), ...), with every such value
+	// read as one canonical value on DuckDB: -0.0 as 0.0, -nan as nan, '30 days' as '1 month'
+	// (sqlgen.NormaliseStored). DuckDB's storage compresses a run of values it finds equal
+	// into the first of them, and a Parquet file's dictionary keeps one of them, so the 0.0s
+	// stored after one person's -0.0 read back as -0.0, which an expression reading the sign
+	// (a cast to text) showed only when that person's row was there (outside reviews).
+	// Format ignores it.
 	PrivateColumns []DeclaredColumn
 }
 

@@ -177,18 +177,18 @@ func Print(d backend.Dialect, n ast.Node) string {
 // drops a conversion to the type a column already has, so a view whose types did not
 // change reads as before (projections and filters still reach read_parquet). Tables and
 // PostgreSQL views have fixed column types and are printed as named, except that a private
-// relation's columns of float types, or nesting floats, are read as x + 0
-// (ast.TableName.PrivateColumns, NormaliseFloats).
+// relation's columns of float or interval types, or nesting them, are read as canonical
+// values (ast.TableName.PrivateColumns, NormaliseStored).
 func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
 	if d != backend.DuckDB {
 		return false
 	}
-	// normalise reads the floats of a private relation's column as x + 0
-	// (ast.TableName.PrivateColumns); ok is false for a column without floats.
+	// normalise reads the floats and intervals of a private relation's column as canonical
+	// values (ast.TableName.PrivateColumns); ok is false for a column without them.
 	normalise := func(name, x string) (string, bool) {
 		for _, c := range n.PrivateColumns {
 			if c.Name == name {
-				return NormaliseFloats(x, c.Type)
+				return NormaliseStored(x, c.Type)
 			}
 		}
 		return x, false

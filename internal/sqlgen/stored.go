@@ -7,18 +7,23 @@ import (
 	"github.com/dpsql/dpsql/internal/ast"
 )
 
-// NormaliseFloats is DuckDB's expression x of type typ (a type as DuckDB prints it, from the
-// catalog) with every floating-point value in it, at any depth, read as v + 0, so that -0.0
-// reads as 0.0 (ast.TableName.PrivateColumns: DuckDB's storage compresses a run of values it finds
-// equal into the first of them, so the 0.0s stored after one person's -0.0 read back as -0.0,
-// and a cast to text showed it). Lists and arrays are rebuilt with list_transform, structs
-// field by field, maps entry by entry (their keys are unique by equality, so no two become
-// one; a stored map with duplicate or NULL keys reads as NULL), unions member by member; a
-// NULL at any level stays NULL, and the type is unchanged. None of these can fail on a value. A type with no float in it, or one it cannot parse,
-// gives x as it is (ok false).
-func NormaliseFloats(x, typ string) (expr string, ok bool) {
+// NormaliseStored is DuckDB's expression x of type typ (a type as DuckDB prints it, from the
+// catalog) with every value in it, at any depth, that DuckDB's equality takes as one with
+// values written otherwise read as one canonical value: floats as v + 0, so that -0.0 reads
+// as 0.0, and NaN as the NaN 'nan' gives (no sign), and intervals as normalized_interval(v)
+// ('30 days' as '1 month'). DuckDB's storage compresses a run of values it finds equal into
+// the first of them, and a Parquet file's dictionary keeps one of them: the 0.0s stored after
+// one person's -0.0 read back as -0.0, the NaNs after one person's -nan as -nan, the '30 days'
+// written to Parquet after one person's '1 month' as '1 month', and a cast to text (or
+// date_part) showed it in everyone's rows (ast.TableName.PrivateColumns; outside reviews).
+// Lists and arrays are rebuilt with list_transform, structs field by field, maps entry by
+// entry (their keys are unique by equality, so no two become one; a stored map with
+// duplicate or NULL keys reads as NULL), unions member by member; a NULL at any level stays
+// NULL, and the type is unchanged. None of these can fail on a value. A type with no such
+// value in it, or one it cannot parse, gives x as it is (ok false).
+func NormaliseStored(x, typ string) (expr string, ok bool) {
 	t, rest, err := parseType(typ)
-	if err != nil || strings.TrimSpace(rest) != "" || !t.hasFloat() {
+	if err != nil || strings.TrimSpace(rest) != "" || !t.hasInexact() {
 		return x, false
 	}
 	return t.normalise(x, 0), true
@@ -54,31 +59,37 @@ type typeField struct {
 // floatNames are DuckDB's floating-point types (and their aliases).
 var floatNames = map[string]bool{"DOUBLE": true, "FLOAT": true, "REAL": true, "FLOAT4": true, "FLOAT8": true, "DOUBLE PRECISION": true}
 
-func (t *duckType) hasFloat() bool {
+// hasInexact reports whether t is or nests a float or an interval (NormaliseStored).
+func (t *duckType) hasInexact() bool {
 	switch t.kind {
 	case baseType:
-		return floatNames[strings.ToUpper(t.name)]
+		n := strings.ToUpper(t.name)
+		return floatNames[n] || n == "INTERVAL"
 	case listType, arrayType:
-		return t.elem.hasFloat()
+		return t.elem.hasInexact()
 	}
 	for _, f := range t.fields {
-		if f.typ.hasFloat() {
+		if f.typ.hasInexact() {
 			return true
 		}
 	}
 	return false
 }
 
-// normalise prints x with its floats read as v + 0 (NormaliseFloats); depth names the
-// lambdas' parameters apart.
+// normalise prints x with its floats and intervals read as canonical values
+// (NormaliseStored); depth names the lambdas' parameters apart.
 func (t *duckType) normalise(x string, depth int) string {
-	if !t.hasFloat() {
+	if !t.hasInexact() {
 		return x
 	}
 	e := fmt.Sprintf("_dp_e%d", depth)
 	switch t.kind {
 	case baseType:
-		return "(" + x + " + CAST(0 AS " + t.name + "))"
+		if strings.EqualFold(t.name, "INTERVAL") {
+			return "normalized_interval(" + x + ")"
+		}
+		// isnan costs nothing measurable beside the read (a sum of 10^7 floats).
+		return "(CASE WHEN isnan(" + x + ") THEN CAST('nan' AS " + t.name + ") ELSE " + x + " + CAST(0 AS " + t.name + ") END)"
 	case listType:
 		return fmt.Sprintf("list_transform(%s, lambda %s: %s)", x, e, t.elem.normalise(e, depth+1))
 	case arrayType:

@@ -10,12 +10,12 @@ import (
 	"github.com/dpsql/dpsql/internal/sqlgen"
 )
 
-// TestNormaliseFloats runs, on DuckDB, the expression NormaliseFloats prints for columns of
-// float types and types nesting them, over a row whose every float is -0.0 and a row of
+// TestNormaliseStored runs, on DuckDB, the expression NormaliseStored prints for columns of
+// float (and interval) types and types nesting them, over a row whose every float is -0.0 and a row of
 // NULLs: the text of the first must show no -0 and equal that of the same value written with
 // 0.0, the second must stay NULL, and the type must not change. Types without floats, and
 // types it cannot parse, are left as they are.
-func TestNormaliseFloats(t *testing.T) {
+func TestNormaliseStored(t *testing.T) {
 	ctx := context.Background()
 	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
 	if err != nil {
@@ -41,7 +41,7 @@ func TestNormaliseFloats(t *testing.T) {
 		neg := strings.ReplaceAll(c.negative, "@n", "CAST('-0.0' AS DOUBLE)")
 		pos := strings.ReplaceAll(c.positive, "@p", "CAST('0.0' AS DOUBLE)")
 		x := "CAST(" + neg + " AS " + c.typ + ")"
-		n, ok := sqlgen.NormaliseFloats("x", c.typ)
+		n, ok := sqlgen.NormaliseStored("x", c.typ)
 		if !ok {
 			t.Fatalf("%s: not normalised", c.typ)
 		}
@@ -58,19 +58,49 @@ func TestNormaliseFloats(t *testing.T) {
 			t.Errorf("%s: %v read as %v (same type: %v), want %v; NULL read as %v", c.typ, c.negative, got, rows.Values[0][2], want, rows.Values[1][0])
 		}
 	}
+	// NaNs with a sign, and intervals written otherwise: read as the NaN 'nan' gives and as
+	// normalized_interval's spelling, nested too.
+	nan, negNaN := "CAST('nan' AS DOUBLE)", "-CAST('nan' AS DOUBLE)"
+	for _, c := range []struct{ typ, stored, canonical string }{
+		{"DOUBLE", negNaN, nan},
+		{"FLOAT", "CAST(" + negNaN + " AS FLOAT)", "CAST(" + nan + " AS FLOAT)"},
+		{"DOUBLE[]", "[" + negNaN + ", 1.5]", "[" + nan + ", 1.5]"},
+		{"INTERVAL", "INTERVAL '30 days'", "INTERVAL '1 month'"},
+		{"INTERVAL", "INTERVAL '24 hours'", "INTERVAL '1 day'"},
+		{"INTERVAL[]", "[INTERVAL '60 days', NULL]", "[INTERVAL '2 months', NULL]"},
+		{"STRUCT(i INTERVAL, n INTEGER)", "{'i': INTERVAL '48 hours', 'n': 1}", "{'i': INTERVAL '2 days', 'n': 1}"},
+		{"MAP(VARCHAR, INTERVAL)", "MAP {'a': INTERVAL '30 days'}", "MAP {'a': INTERVAL '1 month'}"},
+	} {
+		n, ok := sqlgen.NormaliseStored("x", c.typ)
+		if !ok {
+			t.Fatalf("%s: not normalised", c.typ)
+		}
+		q := "SELECT CAST(" + n + " AS VARCHAR), CAST(CAST(" + c.canonical + " AS " + c.typ + ") AS VARCHAR), CAST(x AS VARCHAR), typeof(" + n + ") = typeof(x) FROM (SELECT CAST(" + c.stored + " AS " + c.typ + ") AS x)"
+		rows, err := db.Query(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.typ, err, q)
+		}
+		got, want, raw := rows.Values[0][0], rows.Values[0][1], rows.Values[0][2]
+		if raw == want {
+			t.Fatalf("%s: the test value %v is already canonical", c.typ, raw)
+		}
+		if got != want || rows.Values[0][3] != true {
+			t.Errorf("%s: %v read as %v, want %v", c.typ, raw, got, want)
+		}
+	}
 	// Maps that map_from_entries would refuse, as a cast of their keys can leave them: NULL,
 	// never an error.
 	rows, err := db.Query(ctx, `WITH m AS (SELECT TRY_CAST(MAP {'7': CAST('-0.0' AS DOUBLE), '07': 1.0} AS MAP(INTEGER, DOUBLE)) AS x
 		UNION ALL SELECT TRY_CAST(MAP {'n/a': CAST('-0.0' AS DOUBLE)} AS MAP(INTEGER, DOUBLE)))
-		SELECT count(*) FROM m WHERE x IS NOT NULL AND `+func() string { n, _ := sqlgen.NormaliseFloats("x", "MAP(INTEGER, DOUBLE)"); return n }()+` IS NULL`)
+		SELECT count(*) FROM m WHERE x IS NOT NULL AND `+func() string { n, _ := sqlgen.NormaliseStored("x", "MAP(INTEGER, DOUBLE)"); return n }()+` IS NULL`)
 	if err != nil {
 		t.Fatalf("maps with equal or NULL keys: %v", err)
 	}
 	if n := rows.Values[0][0]; n != int64(2) {
 		t.Errorf("maps with equal or NULL keys: %v of 2 read as NULL", n)
 	}
-	for _, typ := range []string{"BIGINT", "VARCHAR[]", "STRUCT(\"DOUBLE\" INTEGER)", "ENUM('DOUBLE')", "MAP(VARCHAR", "DOUBLE[", ""} {
-		if got, ok := sqlgen.NormaliseFloats("x", typ); ok || got != "x" {
+	for _, typ := range []string{"BIGINT", "VARCHAR[]", "TIMESTAMP", "TIME WITH TIME ZONE", "STRUCT(\"DOUBLE\" INTEGER)", "ENUM('DOUBLE')", "MAP(VARCHAR", "DOUBLE[", ""} {
+		if got, ok := sqlgen.NormaliseStored("x", typ); ok || got != "x" {
 			t.Errorf("%q: normalised as %s", typ, got)
 		}
 	}

@@ -24,6 +24,8 @@ type table struct {
 	// view is set for views (and anything else that is not a base table: reading it as a
 	// view costs nothing, missing a view would not be safe).
 	view bool
+	// computed is set when a column has a default or a generated expression (DuckDB).
+	computed bool
 	// dotted is set when name holds a dot that is not the schema's: "a.b" would be read as
 	// table b of schema (or database) a (see nameable).
 	dotted bool
@@ -56,7 +58,8 @@ func relationNamed(db, schema, name string, current, view bool) *table {
 func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error) {
 	query := `SELECT c.table_schema, c.table_name, c.column_name, c.data_type,
 			CASE WHEN c.table_schema = current_schema() THEN 1 ELSE 0 END,
-			CASE WHEN t.table_type = 'BASE TABLE' THEN 0 ELSE 1 END, ''
+			CASE WHEN t.table_type = 'BASE TABLE' THEN 0 ELSE 1 END, '',
+			CASE WHEN c.column_default IS NULL THEN 0 ELSE 1 END
 		FROM information_schema.columns AS c
 			LEFT JOIN information_schema.tables AS t ON t.table_catalog = c.table_catalog
 				AND t.table_schema = c.table_schema AND t.table_name = c.table_name
@@ -68,7 +71,8 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 		// about 6 ms against 10 ms for every session's start (issue 16, fixed costs).
 		query = `SELECT c.schema_name, c.table_name, c.column_name, c.data_type,
 			CASE WHEN c.schema_name = 'main' THEN 1 ELSE 0 END,
-			CASE WHEN t.table_name IS NULL THEN 1 ELSE 0 END, c.database_name
+			CASE WHEN t.table_name IS NULL THEN 1 ELSE 0 END, c.database_name,
+			CASE WHEN c.column_default IS NULL THEN 0 ELSE 1 END
 		FROM duckdb_columns() AS c
 			LEFT JOIN duckdb_tables() AS t ON t.database_name = c.database_name
 				AND t.schema_name = c.schema_name AND t.table_name = c.table_name
@@ -112,6 +116,11 @@ func tablesOf(ctx context.Context, q backend.Querier) (map[string]*table, error)
 			typ = strings.ToUpper(typ)
 		}
 		t.columns = append(t.columns, catalog.Column{Name: asString(r[2]), Type: typ})
+		if computed, err := asInt(r[7]); err != nil {
+			return nil, err
+		} else if computed != 0 && dialectOf(q) == backend.DuckDB {
+			t.computed = true
+		}
 	}
 	return out, nil
 }
@@ -133,7 +142,7 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 	tabs, declared := read.tables, read.declared
 	var rels []*catalog.Relation
 	var missing, badUnit []string
-	var privateViews, privates []*table
+	var planned, privates []*table
 	var units []string
 	for _, r := range read.relations {
 		name, kindText, unit := asString(r[0]), asString(r[1]), asString(r[2])
@@ -154,8 +163,8 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 			rel.Columns = declaredStill(cols, t.columns)
 		}
 		if kind == catalog.Private {
-			if t.view {
-				privateViews = append(privateViews, t)
+			if t.planned() {
+				planned = append(planned, t)
 			}
 			c, ok := rel.Column(unit)
 			if !ok {
@@ -168,8 +177,9 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 		rels = append(rels, rel)
 	}
 	// A private view the owner replaced after declaring it is checked again: analysts' reads
-	// of it must not depend on a format detected from its rows (checkFixedFileFormat).
-	if err := checkFixedFileFormat(ctx, q, privateViews...); err != nil {
+	// of it must not depend on a format detected from its rows, nor show a stored zero's
+	// sign, and neither may a private table's generated columns (checkPrivatePlans).
+	if err := checkPrivatePlans(ctx, q, planned...); err != nil {
 		return nil, err
 	}
 	// And a unit column the owner gave a collation since (checkUnitsExact).
@@ -270,8 +280,8 @@ func SetPrivate(ctx context.Context, q backend.Querier, relation, privacyUnit st
 			"relation %s has no column %q to be its privacy unit", t.name, privacyUnit).
 			WithHint("its columns are: %s", strings.Join(names, ", "))
 	}
-	if t.view {
-		if err := checkFixedFileFormat(ctx, q, t); err != nil {
+	if t.planned() {
+		if err := checkPrivatePlans(ctx, q, t); err != nil {
 			return err
 		}
 	}

@@ -31,27 +31,45 @@ const RuleFixedFileFormat = "private-views-fixed-file-format"
 // row; the plan's operators do not depend on the rows.
 var detectedReaders = regexp.MustCompile(`"name"\s*:\s*"((read|parquet)_(csv|json|ndjson)[a-z_]*|sniff_csv|read_xlsx|csv_scan|json_scan)"`)
 
-// checkFixedFileFormat refuses the first of views (private views) that reads CSV or JSON
-// files, on DuckDB, from one statement.
-func checkFixedFileFormat(ctx context.Context, q backend.Querier, views ...*table) error {
-	if dialectOf(q) != backend.DuckDB || len(views) == 0 {
+// checkPrivatePlans checks, on DuckDB and from one statement, the bound plans of private
+// relations whose plan could break a rule: a view must not read CSV or JSON files
+// (planReadsFixedFormats) nor evaluate an expression that can fail (planFails), and neither a
+// view nor a table's generated column may show how a stored float or interval was written
+// (planShowsFloatSigns). It returns the first relation's refusal.
+func checkPrivatePlans(ctx context.Context, q backend.Querier, rels ...*table) error {
+	if dialectOf(q) != backend.DuckDB || len(rels) == 0 {
 		return nil
 	}
-	queries := make([]string, len(views))
-	for i, v := range views {
-		queries[i] = "SELECT * FROM " + v.ref
+	queries := make([]string, len(rels))
+	for i, r := range rels {
+		queries[i] = "SELECT * FROM " + r.ref
 	}
 	plans, err := serializePlans(ctx, q, queries)
 	if err != nil {
-		return fmt.Errorf("store: read the plans of private views: %w", err)
+		return fmt.Errorf("store: read the plans of private relations: %w", err)
 	}
-	for i, v := range views {
-		if err := planReadsFixedFormats(v.name, plans[i]); err != nil {
+	for i, r := range rels {
+		if r.view {
+			if err := planReadsFixedFormats(r.name, plans[i]); err != nil {
+				return err
+			}
+		}
+		if err := planShowsFloatSigns(r.name, plans[i]); err != nil {
 			return err
+		}
+		if r.view {
+			if err := planFails(r.name, plans[i]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
+
+// planned reports whether private relation t has a plan to check: a view, or a table with a
+// computed column (DuckDB's generated columns are computed at every read; plain defaults
+// are only checked with them).
+func (t *table) planned() bool { return t.view || t.computed }
 
 // serializePlans returns DuckDB's bound plans of queries (json_serialize_plan, which binds
 // them and reads no row), from one statement.

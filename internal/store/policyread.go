@@ -116,7 +116,7 @@ func readPolicyDuckDB(ctx context.Context, q backend.Querier) *policyRead {
 		if !ok {
 			continue // a relation that does not exist: LoadCatalog reports it
 		}
-		parts = append(parts, fmt.Sprintf("SELECT %d AS i, cid, name, type FROM pragma_table_info(CAST($%d AS VARCHAR))", len(declared), len(declared)+1))
+		parts = append(parts, fmt.Sprintf("SELECT %d AS i, cid, name, type, dflt_value IS NOT NULL FROM pragma_table_info(CAST($%d AS VARCHAR))", len(declared), len(declared)+1))
 		declared, names = append(declared, t), append(names, t.ref)
 	}
 	if len(parts) == 0 {
@@ -133,6 +133,7 @@ func readPolicyDuckDB(ctx context.Context, q backend.Querier) *policyRead {
 		}
 		t := declared[i]
 		t.columns = append(t.columns, catalog.Column{Name: asString(r[2]), Type: asString(r[3])})
+		t.computed = t.computed || r[4] == true
 	}
 	return out
 }

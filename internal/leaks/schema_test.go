@@ -910,3 +910,34 @@ func replacedViewRefused(t *testing.T, dsn, ddl, rule string) {
 	}
 	analystRefused(t, dsn, rule)
 }
+
+// TestLeakCalendarPartOfInterval: DuckDB raises "not implemented", which TRY does not catch,
+// for date_part('dow', iv) or EXTRACT(ISOYEAR FROM iv) of an INTERVAL, row by row, and for
+// date_part(unit, t) whose part, read from the row, the type lacks. A query over the target's
+// row alone (salary > 70) failed only with the target (outside review, 2026-11-29). Such calls
+// over an interval read NULL, and a part must be a string constant.
+func TestLeakCalendarPartOfInterval(t *testing.T) {
+	ctx := context.Background()
+	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.001, delta=1e-7, kappa=1) "
+	outcomes := map[string][]string{}
+	for _, who := range []string{"nobody", "target"} {
+		target := ""
+		if who == "target" {
+			target = "INSERT INTO t VALUES (999, 77, INTERVAL 1 DAY, TIME '10:00:00', 'dow');"
+		}
+		analyst := analystOn(t, who, `SET BUDGET UNLIMITED;
+			CREATE TABLE t AS SELECT i AS uid, CAST(i % 50 AS INTEGER) AS salary, INTERVAL 1 DAY AS iv, TIME '10:00:00' AS tm, 'hour' AS unit FROM range(1, 201) r(i);
+			`+target+`
+			ALTER TABLE t SET OPTIONS(anonymization_userid_column='uid')`)
+		for _, cond := range []string{"date_part('dow', iv) IS NOT NULL", "datepart('week', iv) IS NOT NULL", "EXTRACT(ISOYEAR FROM iv) IS NOT NULL", "date_part(unit, tm) IS NOT NULL", "date_diff('day', tm, tm) IS NOT NULL", "datesub('dow', tm, tm) IS NOT NULL"} {
+			q := opts + "ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM t WHERE salary > 70 AND " + cond
+			_, err := analyst.Exec(ctx, q)
+			outcomes[q] = append(outcomes[q], sqlState(err))
+		}
+	}
+	for q, o := range outcomes {
+		if o[0] != o[1] || o[0] == sqlerr.FailedAfterData {
+			t.Errorf("%s: outcomes %q without the target, %q with: want the same, before any charge or none", q, o[0], o[1])
+		}
+	}
+}

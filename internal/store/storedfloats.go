@@ -27,11 +27,12 @@ const RuleStoredFloats = "private-views-stored-floats"
 // So in the bound plan of a private relation (DuckDB's json_serialize_plan, which binds it and
 // reads no row), a value computed from a stored float or interval may only be used in ways
 // that cannot tell equal values apart: passed through (dpsql normalises it at the read),
-// compared, tested for NULL, used in arithmetic whose result is again a float or an interval
-// (a float divided by a value not itself from one: 1/x turns a zero's sign into an
-// infinity's), rounded, a float cast to another number type, chosen by CASE, COALESCE, least
-// or greatest, aggregated by count, sum, avg, min or max, put in a list, struct, map or union
-// (which keep it as it is, normalised at the read), a field or element taken from it.
+// compared, tested for NULL, a float used in arithmetic whose result is again a float (divided
+// by a value not itself from one: 1/x turns a zero's sign into an infinity's; interval
+// arithmetic shows the spelling, '1 month' / 7 against '30 days' / 7), rounded or cast to
+// another number type, chosen by CASE, COALESCE, least or greatest, aggregated by count, min,
+// max, first, list (and a float by sum or avg), put in a list, struct, map or union (which
+// keep it as it is, normalised at the read), a field or element taken from it.
 // Everything else is refused, whatever the rows: the plan's operators and types do not depend
 // on them.
 
@@ -108,7 +109,7 @@ var spellingBlind = map[string]map[string]bool{
 		// DuckDB binds it around intervals it compares or groups: one value per equal ones.
 		"normalized_interval": true},
 	"BOUND_AGGREGATE": {"count": true, "count_star": true, "sum": true, "avg": true, "min": true,
-		"max": true, "first": true, "any_value": true},
+		"max": true, "first": true, "any_value": true, "list": true, "array_agg": true},
 	"BOUND_UNNEST": {"": true},
 	"BOUND_CAST":   {"": true}, // only a float, to a number (storedFloatUse)
 }
@@ -155,8 +156,18 @@ func storedFloatUse(e map[string]any) (tainted bool, refused string) {
 		id, _ := to["id"].(string)
 		ok = numberTypes[id] && len(subs) == 1 && scalarFloat(subs[0]["return_type"])
 	case class == "BOUND_FUNCTION" && arithmetic[name]:
-		// x / 2 keeps a zero a zero; 1 / x turns its sign into an infinity's.
-		ok = inexact && (name != "/" || len(subs) == 2 && !taint[1])
+		// x / 2 keeps a zero a zero; 1 / x turns its sign into an infinity's. Interval
+		// arithmetic shows the spelling: '1 month' / 7 and '30 days' / 7 differ, and so do
+		// '1 month' - '1 day' and '29 days' after normalized_interval (second review).
+		ok = scalarFloat(e["return_type"]) && (name != "/" || len(subs) == 2 && !taint[1])
+		for i, s := range subs {
+			ok = ok && (!taint[i] || scalarFloat(s["return_type"]))
+		}
+	case (class == "BOUND_AGGREGATE" || class == "BOUND_WINDOW") && (name == "sum" || name == "avg"):
+		// A sum of floats is a float; an average of intervals divides them (above).
+		for i, s := range subs {
+			ok = ok && (!taint[i] || scalarFloat(s["return_type"]))
+		}
 	}
 	if !ok {
 		return false, describe(class, typ, name, e)

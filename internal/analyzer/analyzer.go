@@ -917,13 +917,12 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 	switch strings.ToLower(name) {
 	case "format", "printf":
 		return formatString(n)
-	case "date_part", "datepart", "date_diff", "datediff", "date_sub", "datesub":
+	case "date_part", "datepart", "date_diff", "datediff", "date_sub", "datesub", "date_trunc", "datetrunc":
 		// A part named by a value is read at run time, and DuckDB raises "not implemented"
 		// (which TRY does not catch) for a part the type lacks: one person's 'dow' beside a
-		// TIME failed the query only when that person's row was read (outside review). A
-		// constant part binds to its own function or fails to bind, whatever the data, and
-		// the parts an INTERVAL or a TIME lacks are guarded by type (sqlgen.calendarPart).
-		// date_trunc's errors for a bad part are ones TRY catches.
+		// TIME, or 'era' beside an INTERVAL, failed the query only when that person's row was
+		// read (outside reviews). A constant part is guarded by the value's type, which is
+		// fixed when the query is bound (sqlgen.datePartCall).
 		if len(n.Args) > 0 {
 			if l, ok := n.Args[0].(*ast.Literal); !ok || l.Kind != ast.StringLit {
 				return sqlerr.New(n.Args[0].Span().Start, sqlerr.FeatureNotSupported, "the part %s names must be a string constant here", strings.ToLower(name)).

@@ -6,6 +6,7 @@ import (
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/duckfn"
 	"github.com/dpsql/dpsql/internal/store"
 )
 
@@ -71,15 +72,19 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 		p.Default(c)
 		return true
 	}
-	if x, typ := calendarPart(n); x != nil {
-		// DuckDB raises "not implemented", which TRY does not catch, for a calendar part of
-		// an INTERVAL (date_part('dow', iv), EXTRACT(ISOYEAR FROM iv)) or a day between
-		// TIMEs (date_diff('day', t1, t2)) at run time, row by row: the query failed only
-		// when one person's row passed the WHERE (outside review). typeof(x) is fixed when
-		// the query is bound, so the call is never evaluated on that type.
+	if x, works := datePartCall(n); x != nil {
+		// DuckDB raises "not implemented", which TRY does not catch, at run time and row by
+		// row, for a part the value's type lacks (date_part('dow', iv) of an INTERVAL,
+		// date_diff('day', t1, t2) of TIMEs, dayofweek(iv)): the query failed only when one
+		// person's row passed the WHERE (outside reviews). typeof(x) is fixed when the query
+		// is bound, so the call is evaluated only on the types it works on.
+		quoted := make([]string, len(works))
+		for i, t := range works {
+			quoted[i] = ast.QuoteString(t)
+		}
 		p.WriteString("CASE WHEN typeof(")
 		p.Print(x)
-		p.WriteString(") = " + ast.QuoteString(typ) + " THEN NULL ELSE TRY(")
+		p.WriteString(") IN (" + strings.Join(quoted, ", ") + ") THEN TRY(")
 		if !base(p, n) {
 			p.Default(n)
 		}
@@ -130,58 +135,50 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 	return true
 }
 
-// intervalParts are the parts DuckDB's date_part reads from an INTERVAL (and their
-// spellings); any other part fails on one at run time.
-var intervalParts = map[string]bool{"year": true, "years": true, "y": true, "yr": true, "yrs": true,
-	"month": true, "months": true, "mon": true, "mons": true, "day": true, "days": true, "d": true,
-	"decade": true, "decades": true, "dec": true, "decs": true, "century": true, "centuries": true,
-	"cent": true, "c": true, "millennium": true, "millennia": true, "mil": true, "mils": true,
-	"quarter": true, "quarters": true, "hour": true, "hours": true, "h": true, "hr": true,
-	"hrs": true, "minute": true, "minutes": true, "min": true, "mins": true, "m": true,
-	"second": true, "seconds": true, "sec": true, "secs": true, "s": true, "millisecond": true,
-	"milliseconds": true, "ms": true, "msec": true, "msecs": true, "microsecond": true,
-	"microseconds": true, "us": true, "usec": true, "usecs": true, "epoch": true}
-
-// timeParts are the parts date_diff and date_sub count between two TIMEs; any other fails
-// on them at run time.
-var timeParts = map[string]bool{"hour": true, "hours": true, "h": true, "hr": true, "hrs": true,
-	"minute": true, "minutes": true, "min": true, "mins": true, "m": true, "second": true,
-	"seconds": true, "sec": true, "secs": true, "s": true, "millisecond": true,
-	"milliseconds": true, "ms": true, "msec": true, "msecs": true, "microsecond": true,
-	"microseconds": true, "us": true, "usec": true, "usecs": true, "epoch": true}
-
-// calendarPart returns, for a date_part, datepart or EXTRACT call n whose part is not one an
-// INTERVAL has (intervalParts), or a date_diff, datediff, date_sub or datesub call whose part
-// is not one a TIME has (timeParts), its value argument and the type on which DuckDB fails
-// at run time, with "not implemented", which TRY does not catch; nil otherwise. Their part
-// is a string constant (the analyzer refuses any other).
-func calendarPart(n ast.Node) (ast.Expr, string) {
-	switch x := n.(type) {
+// datePartCall returns, for a date function n whose part is a constant (the analyzer refuses
+// any other): date_part, datepart and EXTRACT, a function named after a part (dayofweek(x)),
+// date_diff, datediff, date_sub, datesub, date_trunc and datetrunc, the value it reads the part
+// of and the types on which DuckDB does not fail at run time with an error TRY does not catch
+// (duckfn.DatePartFails); nil when it fails on none of them.
+func datePartCall(n ast.Node) (ast.Expr, []string) {
+	var fn, part string
+	var x ast.Expr
+	switch c := n.(type) {
 	case *ast.Extract:
-		if !intervalParts[strings.ToLower(x.Field)] {
-			return x.X, "INTERVAL"
-		}
+		fn, part, x = "date_part", c.Field, c.X
 	case *ast.FuncCall:
-		if x.Over != nil || len(x.Name) != 1 || len(x.Args) < 2 {
-			return nil, ""
+		if c.Over != nil || len(c.Name) != 1 {
+			return nil, nil
 		}
-		l, ok := x.Args[0].(*ast.Literal)
+		name := strings.ToLower(c.Name[0].Name)
+		if p, ok := duckfn.NamedPart(name); ok && len(c.Args) == 1 {
+			fn, part, x = "date_part", p, c.Args[0]
+			break
+		}
+		fn = map[string]string{"date_part": "date_part", "datepart": "date_part", "date_diff": "date_diff",
+			"datediff": "date_diff", "date_sub": "date_diff", "datesub": "date_diff", "date_trunc": "date_trunc",
+			"datetrunc": "date_trunc"}[name]
+		if fn == "" || len(c.Args) < 2 {
+			return nil, nil
+		}
+		l, ok := c.Args[0].(*ast.Literal)
 		if !ok || l.Kind != ast.StringLit {
-			return nil, ""
+			return nil, nil
 		}
-		part := strings.ToLower(l.Text)
-		switch strings.ToLower(x.Name[0].Name) {
-		case "date_part", "datepart":
-			if !intervalParts[part] {
-				return x.Args[1], "INTERVAL"
-			}
-		case "date_diff", "datediff", "date_sub", "datesub":
-			if !timeParts[part] {
-				return x.Args[1], "TIME"
-			}
+		part, x = l.Text, c.Args[1]
+	default:
+		return nil, nil
+	}
+	var works []string
+	for _, t := range duckfn.TemporalTypes {
+		if !duckfn.DatePartFails(fn, part, t) {
+			works = append(works, t)
 		}
 	}
-	return nil, ""
+	if len(works) == len(duckfn.TemporalTypes) {
+		return nil, nil
+	}
+	return x, works
 }
 
 // interpolating reports whether call is an aggregate that interpolates between its

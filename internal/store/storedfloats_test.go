@@ -123,7 +123,12 @@ func TestPlanFails(t *testing.T) {
 		{`{"plans":[{"type":"LOGICAL_RECURSIVE_CTE"}]}`, true},
 		{`{"error":true,"error_message":"not implemented"}`, true},
 	} {
-		err := planFails("v", c.plan)
+		root, err := decodePlan(c.plan)
+		if err == nil {
+			err = planFails("v", root, nil)
+		} else {
+			err = totalViewError("v", err.Error())
+		}
 		var se *sqlerr.Error
 		if got := errors.As(err, &se) && se.Rule == RuleTotalViews; got != c.refused {
 			t.Errorf("%s: refused %v, want %v (%v)", c.plan, got, c.refused, err)

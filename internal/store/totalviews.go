@@ -1,11 +1,15 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/duckfn"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -51,9 +55,13 @@ var totalFunctions = setOfNames(
 	"character_length", "trim", "ltrim", "rtrim", "prefix", "suffix", "starts_with",
 	"ends_with", "contains", "~~", "!~~", "substr", "substring", "left", "right", "split_part",
 	"concat_ws", "md5", "strpos", "position", "instr", "reverse", "hash", "least", "greatest",
-	"year", "month", "day", "hour", "minute", "second", "quarter", "dayofweek", "dayofmonth",
-	"dayofyear", "isodow", "week", "weekofyear", "yearweek", "isoyear", "epoch", "last_day",
-	"monthname", "dayname", "era", "decade", "century", "millennium")
+	"last_day", "monthname", "dayname")
+
+// positional are the functions whose arguments after the first are positions or lengths:
+// DuckDB fails on one outside 32 bits ("Substring offset/length outside of supported range",
+// third review), so those must be narrower integers or small constants.
+var positional = setOfNames("substr", "substring", "left", "right", "split_part", "list_extract",
+	"list_element", "array_extract", "struct_extract_at")
 
 // tryCatchable are the functions whose errors TRY catches (out of range, conversion, a map's
 // duplicate or NULL keys), allowed inside TRY besides totalFunctions.
@@ -146,9 +154,9 @@ func hasTypeID(typ any, id string) bool {
 var floatTypes = map[string]bool{"FLOAT": true, "DOUBLE": true}
 
 // expressionFails returns a description of the first expression in e, outside TRY, that can
-// fail on a value, or "". repeated counts the fallible expressions of the plan by their text
-// (repeatedFallible).
-func expressionFails(e map[string]any, repeated map[string]int) string {
+// fail on a value, or "". repeated counts the fallible expressions of the plan by what they
+// compute (repeatedFallible).
+func (c *viewCheck) expressionFails(e map[string]any) string {
 	class, _ := e["expression_class"].(string)
 	typ, _ := e["type"].(string)
 	name, _ := e["name"].(string)
@@ -156,28 +164,28 @@ func expressionFails(e map[string]any, repeated map[string]int) string {
 		return ""
 	}
 	if class == "BOUND_OPERATOR" && typ == "OPERATOR_TRY" {
-		return failsInsideTry(e, repeated)
+		return c.failsInsideTry(e)
 	}
 	subs := subExpressions(e)
 	for _, s := range subs {
-		if r := expressionFails(s, repeated); r != "" {
+		if r := c.expressionFails(s); r != "" {
 			return r
 		}
 	}
-	if totalHere(e, subs) {
+	if c.totalHere(e, subs) {
 		return ""
 	}
 	what := describe(class, typ, name, e)
 	if class == "BOUND_CAST" {
 		if child, ok := isExpression(e["child"]); ok {
-			what = "a cast from " + typeID(child["return_type"]) + " to " + typeID(e["return_type"])
+			what = "a cast from " + typeID(exprType(child)) + " to " + typeID(e["return_type"])
 		}
 	}
 	return what
 }
 
 // totalHere reports whether expression e cannot fail itself (its subexpressions subs apart).
-func totalHere(e map[string]any, subs []map[string]any) bool {
+func (c *viewCheck) totalHere(e map[string]any, subs []map[string]any) bool {
 	class, _ := e["expression_class"].(string)
 	typ, _ := e["type"].(string)
 	name, _ := e["name"].(string)
@@ -193,10 +201,28 @@ func totalHere(e map[string]any, subs []map[string]any) bool {
 			return true
 		}
 	case "BOUND_CAST":
+		// TRY_CAST to a MAP still fails on two equal keys ("Map keys must be unique", a fourth
+		// review), and to GEOMETRY on its parse errors; TRY(CAST(...)) catches the first.
 		try, _ := e["try_cast"].(bool)
 		child, ok := isExpression(e["child"])
-		return try && !hasTypeID(e["return_type"], "GEOMETRY") || ok && castAlwaysSucceeds(child["return_type"], e["return_type"])
+		return try && !hasTypeID(e["return_type"], "GEOMETRY") && !hasTypeID(e["return_type"], "MAP") ||
+			ok && castAlwaysSucceeds(exprType(child), e["return_type"]) || c.castWorks[planText(e)]
 	case "BOUND_FUNCTION":
+		if positional[name] {
+			for _, s := range subs[min(1, len(subs)):] {
+				if !fitsInt32(s) {
+					return false
+				}
+			}
+		}
+		if part, ok := duckfn.NamedPart(name); ok && len(subs) == 1 {
+			// year(x), dayofweek(x), ...: "not implemented" for a part the type lacks.
+			return !duckfn.DatePartFails("date_part", part, typeID(subs[0]["return_type"]))
+		}
+		switch name {
+		case "date_part", "datepart", "date_diff", "datediff", "date_sub", "datesub", "date_trunc", "datetrunc":
+			return len(subs) >= 2 && constantPartWorks(name, subs[0], subs[1])
+		}
 		switch {
 		case totalFunctions[name]:
 			return true
@@ -207,6 +233,13 @@ func totalHere(e map[string]any, subs []map[string]any) bool {
 			return floatTypes[ret] // IEEE: an overflow is an infinity
 		}
 	case "BOUND_WINDOW":
+		// A frame's offsets read from a column fail on a negative one ("Invalid GROUPS
+		// PRECEDING value", a fourth review): they must be constants.
+		for _, k := range []string{"start_expr", "end_expr", "offset_expr"} {
+			if x, ok := isExpression(e[k]); ok && x["expression_class"] != "BOUND_CONSTANT" && !smallConstant(x) {
+				return false
+			}
+		}
 		if totalWindows[typ] {
 			return true
 		}
@@ -215,6 +248,35 @@ func totalHere(e map[string]any, subs []map[string]any) bool {
 		return totalAggregate(name, subs)
 	}
 	return false
+}
+
+// constantPartWorks reports whether date function name, of part and value, has a constant
+// part that DuckDB does not fail on for value's type (duckfn.DatePartFails).
+func constantPartWorks(name string, part, value map[string]any) bool {
+	if part["expression_class"] != "BOUND_CONSTANT" {
+		return false
+	}
+	v, _ := part["value"].(map[string]any)
+	text, ok := v["value"].(string)
+	fn := map[string]string{"datepart": "date_part", "datediff": "date_diff", "date_sub": "date_diff",
+		"datesub": "date_diff", "datetrunc": "date_trunc"}[name]
+	if fn == "" {
+		fn = name
+	}
+	return ok && !duckfn.DatePartFails(fn, text, typeID(value["return_type"]))
+}
+
+// fitsInt32 reports whether e's values fit 32 bits: a narrower integer, or a small constant,
+// cast to a wider type or not.
+func fitsInt32(e map[string]any) bool {
+	if smallConstant(e) {
+		return true
+	}
+	if w := integerWidth[typeID(e["return_type"])]; w >= -16 && w <= 32 && w != 0 {
+		return true
+	}
+	child, ok := isExpression(e["child"])
+	return e["expression_class"] == "BOUND_CAST" && ok && fitsInt32(child)
 }
 
 // totalAggregate reports whether aggregate name over subs cannot fail.
@@ -267,7 +329,7 @@ func smallConstant(e map[string]any) bool {
 // error of every function; among them LIKE ... ESCAPE, time_bucket, array_length(l, d), AT
 // TIME ZONE, list_reduce), a cast to GEOMETRY, or a fallible expression that appears twice in
 // the plan, which DuckDB computes once, outside the TRY.
-func failsInsideTry(e map[string]any, repeated map[string]int) string {
+func (c *viewCheck) failsInsideTry(e map[string]any) string {
 	if smallConstant(e) {
 		return ""
 	}
@@ -284,11 +346,11 @@ func failsInsideTry(e map[string]any, repeated map[string]int) string {
 			return "a cast to GEOMETRY (which fails even inside TRY)"
 		}
 	}
-	if !totalHere(e, subs) && repeated[planText(e)] > 1 {
+	if !c.totalHere(e, subs) && c.repeated[fallibleKey(e)] > 1 {
 		return "an expression that appears twice inside TRY (DuckDB computes it once, outside the TRY; compute it once in a subquery)"
 	}
 	for _, s := range subs {
-		if r := failsInsideTry(s, repeated); r != "" {
+		if r := c.failsInsideTry(s); r != "" {
 			return r
 		}
 	}
@@ -307,47 +369,207 @@ func planText(e map[string]any) string {
 	return string(b)
 }
 
-// repeatedFallible counts, by planText, the expressions of a decoded plan that cannot be shown
-// total by themselves (their subexpressions apart).
-func repeatedFallible(root any) map[string]int {
-	counts := map[string]int{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if _, ok := isExpression(x); ok && !smallConstant(x) && !totalHere(x, subExpressions(x)) {
-				counts[planText(x)]++
-			}
-			for _, k := range sortedKeys(x) {
-				walk(x[k])
-			}
-		case []any:
-			for _, y := range x {
-				walk(y)
-			}
+// fallibleKey names what a fallible expression computes, up to the shape of its operands:
+// its class, function and type, and the columns it reads. DuckDB folds constants before it
+// looks for common subexpressions, so CAST(CASE WHEN true THEN c END AS INTEGER) met
+// CAST(c AS INTEGER) and left its TRY (third review); two fallible expressions with one key
+// are taken as one.
+func fallibleKey(e map[string]any) string {
+	class, _ := e["expression_class"].(string)
+	name, _ := e["name"].(string)
+	ret, _ := json.Marshal(e["return_type"])
+	refs := map[string]bool{}
+	var collect func(x map[string]any)
+	collect = func(x map[string]any) {
+		if c, _ := x["expression_class"].(string); c == "BOUND_REF" || c == "BOUND_COLUMN_REF" {
+			b, _ := json.Marshal([]any{x["index"], x["binding"], x["depth"]})
+			refs[string(b)] = true
+		}
+		for _, s := range subExpressions(x) {
+			collect(s)
 		}
 	}
-	walk(root)
+	collect(e)
+	keys := make([]string, 0, len(refs))
+	for k := range refs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return class + "|" + name + "|" + string(ret) + "|" + strings.Join(keys, ",")
+}
+
+// repeatedFallible counts, by fallibleKey, the expressions of a decoded plan that cannot be shown
+// total by themselves (their subexpressions apart).
+func (c *viewCheck) repeatedFallible(root any) map[string]int {
+	counts := map[string]int{}
+	eachNode(root, func(x map[string]any) {
+		if _, ok := isExpression(x); ok && !smallConstant(x) && !c.totalHere(x, subExpressions(x)) {
+			counts[fallibleKey(x)]++
+		}
+	})
 	return counts
 }
 
-// planFails checks the serialized plan of private view rel: every expression in it, in any
+// eachNode calls visit on every object of a decoded plan, outer ones first, in a fixed order.
+func eachNode(v any, visit func(map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		visit(x)
+		for _, k := range sortedKeys(x) {
+			eachNode(x[k], visit)
+		}
+	case []any:
+		for _, y := range x {
+			eachNode(y, visit)
+		}
+	}
+}
+
+// viewCheck is the state of planFails over one plan: the fallible expressions it counts by
+// what they compute (repeatedFallible), and the casts of constants DuckDB was seen to make
+// (castWorks, by planText; constantCasts).
+type viewCheck struct {
+	repeated  map[string]int
+	castWorks map[string]bool
+}
+
+// planFails checks the decoded plan of private relation rel: every expression in it, in any
 // operator, must be total (RuleTotalViews), and no operator may fail on the rows: a scalar
 // subquery (a SINGLE join, which DuckDB fails when it meets two rows) or a recursive CTE
-// (whose depth, and memory, the rows decide).
-func planFails(rel, plan string) error {
-	root, err := decodePlan(plan)
-	if err != nil {
-		return totalViewError(rel, "a plan dpsql cannot read ("+err.Error()+")")
-	}
+// (whose depth, and memory, the rows decide). castWorks holds the casts of constants that
+// DuckDB makes (checkConstantCasts): a constant that fails is evaluated on every row that
+// reaches it, one that does not is as good as its value.
+func planFails(rel string, root any, castWorks map[string]bool) error {
 	if what := failingOperator(root); what != "" {
 		return totalViewError(rel, what)
 	}
-	repeated := repeatedFallible(root)
-	if what := firstExpression(root, func(e map[string]any) string { return expressionFails(e, repeated) }); what != "" {
+	c := &viewCheck{castWorks: castWorks}
+	c.repeated = c.repeatedFallible(root)
+	if what := firstExpression(root, c.expressionFails); what != "" {
 		return totalViewError(rel, what)
 	}
 	return nil
+}
+
+// exprType is an expression's serialized type (a constant's is its value's).
+func exprType(e map[string]any) any {
+	if t, ok := e["return_type"]; ok {
+		return t
+	}
+	v, _ := e["value"].(map[string]any)
+	return v["type"]
+}
+
+// typeSQL spells a serialized type in SQL, for the types without parameters and DECIMAL.
+func typeSQL(t any) (string, bool) {
+	m, _ := t.(map[string]any)
+	id, _ := m["id"].(string)
+	info, _ := m["type_info"].(map[string]any)
+	switch {
+	case id == "" || id == "INVALID" || strings.ContainsAny(id, `"';()`):
+		return "", false
+	case id == "DECIMAL":
+		w, _ := info["width"].(json.Number)
+		sc, _ := info["scale"].(json.Number)
+		return fmt.Sprintf("DECIMAL(%s,%s)", w, sc), w != "" && sc != ""
+	case m["type_info"] != nil:
+		return "", false
+	}
+	return id, true
+}
+
+// constantCast is a cast of a constant in a plan: key is the cast's planText, value the
+// constant's text (unless null), from and to the types in SQL.
+type constantCast struct {
+	key, value, from, to string
+	null                 bool
+}
+
+// constantCasts returns the casts of a constant in a decoded plan that dpsql can ask DuckDB
+// about: a constant of a type typeSQL spells, to such a type.
+func constantCasts(root any) []constantCast {
+	var out []constantCast
+	eachNode(root, func(x map[string]any) {
+		child, ok := isExpression(x["child"])
+		if !ok || x["expression_class"] != "BOUND_CAST" || child["expression_class"] != "BOUND_CONSTANT" {
+			return
+		}
+		val, _ := child["value"].(map[string]any)
+		from, ok1 := typeSQL(val["type"])
+		to, ok2 := typeSQL(x["return_type"])
+		if !ok1 || !ok2 {
+			return
+		}
+		c := constantCast{key: planText(x), from: from, to: to}
+		c.null, _ = val["is_null"].(bool)
+		switch y := val["value"].(type) {
+		case string:
+			c.value = y
+		case json.Number:
+			c.value = decimalText(y.String(), val["type"])
+		case bool:
+			c.value = fmt.Sprint(y)
+		default:
+			c.null = c.null || y == nil
+		}
+		out = append(out, c)
+	})
+	return out
+}
+
+// decimalText is a serialized constant's text: a DECIMAL's value is serialized unscaled.
+func decimalText(n string, t any) string {
+	m, _ := t.(map[string]any)
+	info, _ := m["type_info"].(map[string]any)
+	sc, _ := info["scale"].(json.Number)
+	scale, err := sc.Int64()
+	if m["id"] != "DECIMAL" || err != nil || scale <= 0 {
+		return n
+	}
+	neg := strings.HasPrefix(n, "-")
+	digits := strings.TrimPrefix(n, "-")
+	for int64(len(digits)) <= scale {
+		digits = "0" + digits
+	}
+	out := digits[:int64(len(digits))-scale] + "." + digits[int64(len(digits))-scale:]
+	if neg {
+		out = "-" + out
+	}
+	return out
+}
+
+// checkConstantCasts asks DuckDB, in one statement that reads no row, which of casts succeed.
+func checkConstantCasts(ctx context.Context, q backend.Querier, casts []constantCast) (map[string]bool, error) {
+	works := map[string]bool{}
+	var cols []string
+	var args []any
+	var asked []constantCast
+	for _, c := range casts {
+		if c.null {
+			works[c.key] = true
+			continue
+		}
+		args = append(args, c.value)
+		n := len(args)
+		cols = append(cols, fmt.Sprintf("TRY_CAST(TRY_CAST(CAST($%d AS VARCHAR) AS %s) AS %s) IS NOT NULL", n, c.from, c.to))
+		asked = append(asked, c)
+	}
+	if len(cols) == 0 {
+		return works, nil
+	}
+	rows, err := q.Query(ctx, "SELECT "+strings.Join(cols, ", "), args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows.Values) != 1 {
+		return nil, fmt.Errorf("%d rows", len(rows.Values))
+	}
+	for i, c := range asked {
+		if rows.Values[0][i] == true {
+			works[c.key] = true
+		}
+	}
+	return works, nil
 }
 
 // failingOperator describes the first operator of a decoded plan that can fail on the rows.

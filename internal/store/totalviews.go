@@ -39,8 +39,15 @@ const RuleTotalViews = "private-views-total"
 // repetition of a fallible expression is refused. A constant expression is checked like any
 // other (DuckDB leaves one that fails unfolded and evaluates it on every row that reaches it),
 // except small numeric constants cast or truncated (INTERVAL 1 DAY binds as
-// to_days(CAST(trunc(1.0) AS INTEGER))). Scalar subqueries (which DuckDB fails when they
-// return two rows) and recursive CTEs (whose depth the rows decide) are refused.
+// to_days(CAST(trunc(1.0) AS INTEGER))) and casts of constants that DuckDB, asked in one
+// statement, makes (d >= '2020-01-01'). Scalar subqueries (which DuckDB fails when they
+// return two rows) and recursive CTEs (whose depth the rows decide) are refused. Third and
+// fourth reviews added: positions and lengths fit 32 bits (positional); a date part is a
+// constant the value's type has (internal/duckfn); two fallible expressions reading the same
+// columns through the same function count as one repetition, since DuckDB folds constants
+// before it merges them (fallibleKey); TRY_CAST to a MAP fails on equal keys; a window
+// frame's offsets are constants. A private table's generated columns are checked the same
+// way: DuckDB does not check them again when an UPDATE changes what they read.
 //
 // The bound plan is read, not the optimized one: the optimizer's choices follow the tables'
 // statistics, which one person's value can move, and the refusal must not.

@@ -72,6 +72,13 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 		p.Default(c)
 		return true
 	}
+	if c, ok := withoutStatistics(n); ok {
+		// DuckDB's optimizer derives date_trunc's (and yearweek's) result range from its
+		// argument's stored minimum and maximum, and fails while planning when one stored
+		// date lies beyond year 290308: before any row is read, whatever the WHERE, so only
+		// when such a row exists (outside review). DuckDB keeps no statistics for TRY(x).
+		n = c
+	}
 	if x, works := datePartCall(n); x != nil {
 		// DuckDB raises "not implemented", which TRY does not catch, at run time and row by
 		// row, for a part the value's type lacks (date_part('dow', iv) of an INTERVAL,
@@ -133,6 +140,32 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 	}
 	p.WriteString(")")
 	return true
+}
+
+// withoutStatistics returns date_trunc(part, x), datetrunc(part, x) or yearweek(x) with x
+// read as TRY(x), and whether n is one of them.
+func withoutStatistics(n ast.Node) (ast.Node, bool) {
+	c, ok := n.(*ast.FuncCall)
+	if !ok || c.Over != nil || len(c.Name) != 1 {
+		return n, false
+	}
+	i := -1
+	switch name := strings.ToLower(c.Name[0].Name); {
+	case (name == "date_trunc" || name == "datetrunc") && len(c.Args) == 2:
+		i = 1
+	case name == "yearweek" && len(c.Args) == 1:
+		i = 0
+	}
+	if i < 0 {
+		return n, false
+	}
+	if t, ok := c.Args[i].(*ast.FuncCall); ok && len(t.Name) == 1 && strings.EqualFold(t.Name[0].Name, "try") {
+		return n, false
+	}
+	cc := *c
+	cc.Args = append([]ast.Expr(nil), c.Args...)
+	cc.Args[i] = &ast.FuncCall{Name: []*ast.Ident{{Name: "TRY"}}, Args: []ast.Expr{c.Args[i]}}
+	return &cc, true
 }
 
 // datePartCall returns, for a date function n whose part is a constant (the analyzer refuses

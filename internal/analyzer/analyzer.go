@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/duckfn"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -917,24 +918,23 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 	switch strings.ToLower(name) {
 	case "format", "printf":
 		return formatString(n)
-	case "date_part", "datepart", "date_diff", "datediff", "date_sub", "datesub", "date_trunc", "datetrunc":
-		// A part named by a value is read at run time, and DuckDB raises "not implemented"
-		// (which TRY does not catch) for a part the type lacks: one person's 'dow' beside a
-		// TIME, or 'era' beside an INTERVAL, failed the query only when that person's row was
-		// read (outside reviews). A constant part is guarded by the value's type, which is
-		// fixed when the query is bound (sqlgen.datePartCall).
-		if len(n.Args) > 0 {
-			if l, ok := n.Args[0].(*ast.Literal); !ok || l.Kind != ast.StringLit {
-				return sqlerr.New(n.Args[0].Span().Start, sqlerr.FeatureNotSupported, "the part %s names must be a string constant here", strings.ToLower(name)).
-					WithHint("write %s('day', ...) with the part spelled out", strings.ToLower(name))
-			}
-		}
 	case "array_length":
 		// array_length(list, dimension) fails on DuckDB, even inside TRY, for a dimension
 		// out of range.
 		if len(n.Args) != 1 {
 			return sqlerr.New(n.Span().Start, sqlerr.FeatureNotSupported, "array_length takes one argument here").
 				WithHint("write array_length(list)")
+		}
+	}
+	if _, ok := duckfn.DateFunction(name); ok && len(n.Args) > 0 {
+		// A part named by a value is read at run time, and DuckDB raises "not implemented"
+		// (which TRY does not catch) for a part the type lacks: one person's 'dow' beside a
+		// TIME, or 'era' beside an INTERVAL, failed the query only when that person's row was
+		// read (outside reviews). A constant part is guarded by the value's type, which is
+		// fixed when the query is bound (sqlgen.datePartCall).
+		if l, ok := n.Args[0].(*ast.Literal); !ok || l.Kind != ast.StringLit {
+			return sqlerr.New(n.Args[0].Span().Start, sqlerr.FeatureNotSupported, "the part %s names must be a string constant here", strings.ToLower(name)).
+				WithHint("write %s('day', ...) with the part spelled out", strings.ToLower(name))
 		}
 	}
 	return nil

@@ -110,3 +110,31 @@ func NamedPart(name string) (string, bool) {
 	}
 	return "", false
 }
+
+// DateFunction returns the function DatePartFails knows that name spells ("datediff" and
+// "date_sub" are "date_diff"), and whether name is one of them: their first argument is the
+// part.
+func DateFunction(name string) (string, bool) {
+	fn, ok := map[string]string{"date_part": "date_part", "datepart": "date_part",
+		"date_diff": "date_diff", "datediff": "date_diff", "date_sub": "date_diff", "datesub": "date_diff",
+		"date_trunc": "date_trunc", "datetrunc": "date_trunc"}[strings.ToLower(name)]
+	return fn, ok
+}
+
+// RangeFromStatistics returns which argument of a call of name with args arguments DuckDB's
+// optimizer derives the result's range from, failing while planning when one stored date lies
+// beyond year 290308 or at the least TIMESTAMP (an outside review): date_trunc's value and
+// yearweek's. -1 for any other call. DuckDB keeps no statistics for TRY(x).
+func RangeFromStatistics(name string, args int) int {
+	switch strings.ToLower(name) {
+	case "date_trunc", "datetrunc":
+		if args == 2 {
+			return 1
+		}
+	case "yearweek":
+		if args == 1 {
+			return 0
+		}
+	}
+	return -1
+}

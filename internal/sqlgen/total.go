@@ -142,20 +142,15 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 	return true
 }
 
-// withoutStatistics returns date_trunc(part, x), datetrunc(part, x) or yearweek(x) with x
-// read as TRY(x), and whether n is one of them.
+// withoutStatistics returns a call whose range DuckDB derives from its argument's statistics
+// (date_trunc(part, x), yearweek(x): duckfn.RangeFromStatistics) with x read as TRY(x), and
+// whether n is one.
 func withoutStatistics(n ast.Node) (ast.Node, bool) {
 	c, ok := n.(*ast.FuncCall)
 	if !ok || c.Over != nil || len(c.Name) != 1 {
 		return n, false
 	}
-	i := -1
-	switch name := strings.ToLower(c.Name[0].Name); {
-	case (name == "date_trunc" || name == "datetrunc") && len(c.Args) == 2:
-		i = 1
-	case name == "yearweek" && len(c.Args) == 1:
-		i = 0
-	}
+	i := duckfn.RangeFromStatistics(c.Name[0].Name, len(c.Args))
 	if i < 0 {
 		return n, false
 	}
@@ -188,10 +183,8 @@ func datePartCall(n ast.Node) (ast.Expr, []string) {
 			fn, part, x = "date_part", p, c.Args[0]
 			break
 		}
-		fn = map[string]string{"date_part": "date_part", "datepart": "date_part", "date_diff": "date_diff",
-			"datediff": "date_diff", "date_sub": "date_diff", "datesub": "date_diff", "date_trunc": "date_trunc",
-			"datetrunc": "date_trunc"}[name]
-		if fn == "" || len(c.Args) < 2 {
+		var ok bool
+		if fn, ok = duckfn.DateFunction(name); !ok || len(c.Args) < 2 {
 			return nil, nil
 		}
 		l, ok := c.Args[0].(*ast.Literal)

@@ -56,11 +56,11 @@ func checkPrivatePlans(ctx context.Context, q backend.Querier, rels ...*table) e
 				return err
 			}
 		}
-		if err := planShowsFloatSigns(r.name, plans[i]); err != nil {
-			return err
-		}
 		if roots[i], err = decodePlan(plans[i]); err != nil {
-			return totalViewError(r.name, "a plan dpsql cannot read ("+err.Error()+")")
+			return storedFloatsError(r.name, "a plan dpsql cannot read ("+err.Error()+")")
+		}
+		if err := planShowsFloatSigns(r.name, roots[i]); err != nil {
+			return err
 		}
 		casts = append(casts, constantCasts(roots[i])...)
 	}

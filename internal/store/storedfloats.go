@@ -1,9 +1,7 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/dpsql/dpsql/sqlerr"
@@ -42,54 +40,6 @@ func inexactTyped(typ any) bool {
 	return hasTypeID(typ, "FLOAT") || hasTypeID(typ, "DOUBLE") || hasTypeID(typ, "INTERVAL")
 }
 
-// isExpression reports whether a node of a serialized plan is an expression.
-func isExpression(v any) (map[string]any, bool) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, false
-	}
-	_, ok = m["expression_class"].(string)
-	return m, ok
-}
-
-// subExpressions returns the expressions directly under expression e (its children, a CASE's
-// branches, an aggregate's filter and ordering), in a fixed order.
-func subExpressions(e map[string]any) []map[string]any {
-	var out []map[string]any
-	var collect func(v any)
-	collect = func(v any) {
-		if m, ok := isExpression(v); ok {
-			out = append(out, m)
-			return
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			for _, k := range sortedKeys(x) {
-				collect(x[k])
-			}
-		case []any:
-			for _, y := range x {
-				collect(y)
-			}
-		}
-	}
-	for _, k := range sortedKeys(e) {
-		if k != "return_type" && k != "arguments" && k != "original_arguments" {
-			collect(e[k])
-		}
-	}
-	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // spellingBlind lists what may take a value computed from a stored float or interval, by
 // expression class, then by function name or expression type ("" for every one of the class).
 var spellingBlind = map[string]map[string]bool{
@@ -111,7 +61,7 @@ var spellingBlind = map[string]map[string]bool{
 	"BOUND_AGGREGATE": {"count": true, "count_star": true, "sum": true, "avg": true, "min": true,
 		"max": true, "first": true, "any_value": true, "list": true, "array_agg": true},
 	"BOUND_UNNEST": {"": true},
-	"BOUND_CAST":   {"": true}, // only a float, to a number (storedFloatUse)
+	// BOUND_CAST: only a float, to a number (storedFloatUse).
 }
 
 // arithmetic lists the functions that may take a value computed from a stored float or
@@ -152,9 +102,7 @@ func storedFloatUse(e map[string]any) (tainted bool, refused string) {
 	ok := kinds[""] || kinds[name] || (class == "BOUND_OPERATOR" && kinds[typ])
 	switch {
 	case class == "BOUND_CAST":
-		to, _ := e["return_type"].(map[string]any)
-		id, _ := to["id"].(string)
-		ok = numberTypes[id] && len(subs) == 1 && scalarFloat(subs[0]["return_type"])
+		ok = numberTypes[typeID(e["return_type"])] && len(subs) == 1 && scalarFloat(subs[0]["return_type"])
 	case class == "BOUND_FUNCTION" && arithmetic[name]:
 		// x / 2 keeps a zero a zero; 1 / x turns its sign into an infinity's. Interval
 		// arithmetic shows the spelling: '1 month' / 7 and '30 days' / 7 differ, and so do
@@ -176,19 +124,13 @@ func storedFloatUse(e map[string]any) (tainted bool, refused string) {
 }
 
 // scalarFloat reports whether a serialized type is FLOAT or DOUBLE itself.
-func scalarFloat(typ any) bool {
-	m, _ := typ.(map[string]any)
-	id, _ := m["id"].(string)
-	return id == "FLOAT" || id == "DOUBLE"
-}
+func scalarFloat(typ any) bool { return floatTypes[typeID(typ)] }
 
 // describe names a refused expression for the error.
 func describe(class, typ, name string, e map[string]any) string {
 	switch class {
 	case "BOUND_CAST":
-		to, _ := e["return_type"].(map[string]any)
-		id, _ := to["id"].(string)
-		return "a cast to " + id
+		return "a cast to " + typeID(e["return_type"])
 	case "BOUND_FUNCTION", "BOUND_AGGREGATE", "BOUND_WINDOW":
 		if op, _ := e["is_operator"].(bool); op && name == "/" {
 			return "a division, as the divisor"
@@ -204,52 +146,9 @@ func describe(class, typ, name string, e map[string]any) string {
 	return strings.ToLower(class)
 }
 
-// decodePlan reads a plan json_serialize_plan gave, numbers as they are written; a plan
-// DuckDB could not serialize is an error.
-func decodePlan(plan string) (any, error) {
-	var root any
-	d := json.NewDecoder(strings.NewReader(plan))
-	d.UseNumber()
-	if err := d.Decode(&root); err != nil {
-		return nil, err
-	}
-	if m, _ := root.(map[string]any); m["error"] == true {
-		msg, _ := m["error_message"].(string)
-		return nil, fmt.Errorf("DuckDB cannot show it: %s", msg)
-	}
-	return root, nil
-}
-
-// firstExpression applies check to every outermost expression of a decoded plan, in any
-// operator, and returns its first non-empty answer.
-func firstExpression(v any, check func(map[string]any) string) string {
-	if e, ok := isExpression(v); ok {
-		return check(e)
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		for _, k := range sortedKeys(x) {
-			if r := firstExpression(x[k], check); r != "" {
-				return r
-			}
-		}
-	case []any:
-		for _, y := range x {
-			if r := firstExpression(y, check); r != "" {
-				return r
-			}
-		}
-	}
-	return ""
-}
-
-// planShowsFloatSigns checks the serialized plan of private relation rel: every expression in
+// planShowsFloatSigns checks the decoded plan of private relation rel: every expression in
 // it, in any operator (RuleStoredFloats).
-func planShowsFloatSigns(rel, plan string) error {
-	root, err := decodePlan(plan)
-	if err != nil {
-		return storedFloatsError(rel, "a plan dpsql cannot read ("+err.Error()+")")
-	}
+func planShowsFloatSigns(rel string, root any) error {
 	refused := firstExpression(root, func(e map[string]any) string {
 		_, r := storedFloatUse(e)
 		return r

@@ -101,13 +101,6 @@ func setOfNames(names ...string) map[string]bool {
 var integerWidth = map[string]int{"TINYINT": 8, "SMALLINT": 16, "INTEGER": 32, "BIGINT": 64,
 	"HUGEINT": 128, "UTINYINT": -8, "USMALLINT": -16, "UINTEGER": -32, "UBIGINT": -64, "UHUGEINT": -128}
 
-// typeID is the id of a serialized DuckDB type.
-func typeID(typ any) string {
-	m, _ := typ.(map[string]any)
-	id, _ := m["id"].(string)
-	return id
-}
-
 // castAlwaysSucceeds reports whether DuckDB's cast of a value of type from to type to cannot
 // fail.
 func castAlwaysSucceeds(from, to any) bool {
@@ -135,28 +128,6 @@ func castAlwaysSucceeds(from, to any) bool {
 	return false
 }
 
-// hasTypeID reports whether a serialized type is, or nests, a type of id.
-func hasTypeID(typ any, id string) bool {
-	switch v := typ.(type) {
-	case map[string]any:
-		if s, _ := v["id"].(string); s == id {
-			return true
-		}
-		for _, x := range v {
-			if hasTypeID(x, id) {
-				return true
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if hasTypeID(x, id) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // floatTypes are the types whose arithmetic cannot fail (IEEE: an overflow is an infinity).
 var floatTypes = map[string]bool{"FLOAT": true, "DOUBLE": true}
 
@@ -170,7 +141,7 @@ func (c *viewCheck) expressionFails(e map[string]any) string {
 	if smallConstant(e) {
 		return ""
 	}
-	if class == "BOUND_OPERATOR" && typ == "OPERATOR_TRY" {
+	if isTry(e) {
 		return c.failsInsideTry(e)
 	}
 	subs := subExpressions(e)
@@ -222,19 +193,18 @@ func (c *viewCheck) totalHere(e map[string]any, subs []map[string]any) bool {
 				}
 			}
 		}
-		if part, ok := duckfn.NamedPart(name); ok && len(subs) == 1 {
-			// year(x), dayofweek(x), ...: "not implemented" for a part the type lacks.
-			return !duckfn.DatePartFails("date_part", part, typeID(subs[0]["return_type"])) &&
-				(name != "yearweek" || isTry(subs[0]))
-		}
-		switch name {
-		case "date_part", "datepart", "date_diff", "datediff", "date_sub", "datesub":
-			return len(subs) >= 2 && constantPartWorks(name, subs[0], subs[1])
-		case "date_trunc", "datetrunc":
+		if i := duckfn.RangeFromStatistics(name, len(subs)); i >= 0 && !isTry(subs[i]) {
 			// DuckDB's optimizer derives date_trunc's (and yearweek's) range from its
 			// argument's statistics and fails while planning on a stored date beyond year
 			// 290308 (fourth review); it keeps none for TRY(x), which owners write then.
-			return len(subs) == 2 && constantPartWorks(name, subs[0], subs[1]) && isTry(subs[1])
+			return false
+		}
+		if part, ok := duckfn.NamedPart(name); ok && len(subs) == 1 {
+			// year(x), dayofweek(x), ...: "not implemented" for a part the type lacks.
+			return !duckfn.DatePartFails("date_part", part, typeID(subs[0]["return_type"]))
+		}
+		if fn, ok := duckfn.DateFunction(name); ok {
+			return len(subs) >= 2 && constantPartWorks(fn, subs[0], subs[1])
 		}
 		switch {
 		case totalFunctions[name]:
@@ -268,19 +238,14 @@ func isTry(e map[string]any) bool {
 	return e["expression_class"] == "BOUND_OPERATOR" && e["type"] == "OPERATOR_TRY"
 }
 
-// constantPartWorks reports whether date function name, of part and value, has a constant
-// part that DuckDB does not fail on for value's type (duckfn.DatePartFails).
-func constantPartWorks(name string, part, value map[string]any) bool {
+// constantPartWorks reports whether date function fn (duckfn.DateFunction), of part and
+// value, has a constant part that DuckDB does not fail on for value's type.
+func constantPartWorks(fn string, part, value map[string]any) bool {
 	if part["expression_class"] != "BOUND_CONSTANT" {
 		return false
 	}
 	v, _ := part["value"].(map[string]any)
 	text, ok := v["value"].(string)
-	fn := map[string]string{"datepart": "date_part", "datediff": "date_diff", "date_sub": "date_diff",
-		"datesub": "date_diff", "datetrunc": "date_trunc"}[name]
-	if fn == "" {
-		fn = name
-	}
 	return ok && !duckfn.DatePartFails(fn, text, typeID(value["return_type"]))
 }
 
@@ -375,18 +340,6 @@ func (c *viewCheck) failsInsideTry(e map[string]any) string {
 	return ""
 }
 
-// planText is an expression's serialized form, without where it was written.
-func planText(e map[string]any) string {
-	clean := map[string]any{}
-	for k, v := range e {
-		if k != "query_location" && k != "alias" {
-			clean[k] = v
-		}
-	}
-	b, _ := json.Marshal(clean)
-	return string(b)
-}
-
 // fallibleKey names what a fallible expression computes, up to the shape of its operands:
 // its class, function and type, and the columns it reads. DuckDB folds constants before it
 // looks for common subexpressions, so CAST(CASE WHEN true THEN c END AS INTEGER) met
@@ -428,21 +381,6 @@ func (c *viewCheck) repeatedFallible(root any) map[string]int {
 	return counts
 }
 
-// eachNode calls visit on every object of a decoded plan, outer ones first, in a fixed order.
-func eachNode(v any, visit func(map[string]any)) {
-	switch x := v.(type) {
-	case map[string]any:
-		visit(x)
-		for _, k := range sortedKeys(x) {
-			eachNode(x[k], visit)
-		}
-	case []any:
-		for _, y := range x {
-			eachNode(y, visit)
-		}
-	}
-}
-
 // viewCheck is the state of planFails over one plan: the fallible expressions it counts by
 // what they compute (repeatedFallible), and the casts of constants DuckDB was seen to make
 // (castWorks, by planText; constantCasts).
@@ -467,15 +405,6 @@ func planFails(rel string, root any, castWorks map[string]bool) error {
 		return totalViewError(rel, what)
 	}
 	return nil
-}
-
-// exprType is an expression's serialized type (a constant's is its value's).
-func exprType(e map[string]any) any {
-	if t, ok := e["return_type"]; ok {
-		return t
-	}
-	v, _ := e["value"].(map[string]any)
-	return v["type"]
 }
 
 // typeSQL spells a serialized type in SQL, for the types without parameters and DECIMAL.
@@ -591,28 +520,18 @@ func checkConstantCasts(ctx context.Context, q backend.Querier, casts []constant
 }
 
 // failingOperator describes the first operator of a decoded plan that can fail on the rows.
-func failingOperator(v any) string {
-	switch x := v.(type) {
-	case map[string]any:
-		if x["join_type"] == "SINGLE" {
-			return "a scalar subquery (DuckDB fails one that returns two rows; write it as a LEFT JOIN)"
+func failingOperator(root any) string {
+	what := ""
+	eachNode(root, func(x map[string]any) {
+		switch {
+		case what != "":
+		case x["join_type"] == "SINGLE":
+			what = "a scalar subquery (DuckDB fails one that returns two rows; write it as a LEFT JOIN)"
+		case x["type"] == "LOGICAL_RECURSIVE_CTE":
+			what = "a recursive CTE (the rows decide how deep it goes)"
 		}
-		if t, _ := x["type"].(string); t == "LOGICAL_RECURSIVE_CTE" {
-			return "a recursive CTE (the rows decide how deep it goes)"
-		}
-		for _, k := range sortedKeys(x) {
-			if r := failingOperator(x[k]); r != "" {
-				return r
-			}
-		}
-	case []any:
-		for _, y := range x {
-			if r := failingOperator(y); r != "" {
-				return r
-			}
-		}
-	}
-	return ""
+	})
+	return what
 }
 
 func totalViewError(rel, what string) error {

@@ -599,3 +599,42 @@ func TestCheckpointAfterWrites(t *testing.T) {
 		t.Fatalf("charges after reopening: %v, want 1..5", got)
 	}
 }
+
+// TestAnalystPlansWithoutStatistics: DuckDB's statistics propagation evaluates date_trunc,
+// epoch_us and epoch_ns over a column's stored minimum and maximum while planning, outside any
+// TRY, so in owner mode these queries fail whatever their WHERE selects, only because one
+// stored date is extreme. Analyst sessions plan without it: the same queries answer.
+func TestAnalystPlansWithoutStatistics(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "stats.duckdb")
+	o := open(t, path, Options{Mode: backend.Owner})
+	for _, s := range []string{
+		"CREATE TABLE p AS SELECT i AS uid, DATE '2000-01-01' + CAST(i AS INTEGER) AS d FROM range(200) r(i)",
+		"INSERT INTO p VALUES (999, make_date(-4000000, 1, 1))",
+		"CHECKPOINT",
+	} {
+		if err := o.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	queries := []string{
+		"SELECT count(*) FROM p WHERE uid < 10 AND TRY(date_trunc('month', d)) IS NOT NULL",
+		"SELECT TRY(date_trunc('year', d)) AS y, count(*) FROM p WHERE uid < 10 GROUP BY y",
+		"SELECT count(*) FROM p WHERE uid < 10 AND TRY(epoch_us(d)) > 0",
+		"SELECT count(*) FROM p WHERE uid < 10 AND TRY(epoch_ns(d)) > 0",
+	}
+	for _, q := range queries {
+		if _, err := o.Query(ctx, q); err == nil {
+			t.Errorf("owner %s answered: DuckDB no longer fails while planning it, so this test shows nothing", q)
+		}
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := open(t, path, Options{Mode: backend.Analyst})
+	for _, q := range queries {
+		if _, err := a.Query(ctx, q); err != nil {
+			t.Errorf("analyst %s: %v", q, err)
+		}
+	}
+}

@@ -124,7 +124,9 @@ func DateFunction(name string) (string, bool) {
 // RangeFromStatistics returns which argument of a call of name with args arguments DuckDB's
 // optimizer derives the result's range from, failing while planning when one stored date lies
 // beyond year 290308 or at the least TIMESTAMP (an outside review): date_trunc's value and
-// yearweek's. -1 for any other call. DuckDB keeps no statistics for TRY(x).
+// yearweek's. -1 for any other call. DuckDB keeps no statistics for TRY(x). Analyst sessions
+// plan without statistics propagation (backend/duckdb), which closes this for every function;
+// sqlgen still reads these arguments as TRY(x) so that owner sessions, which keep it, agree.
 func RangeFromStatistics(name string, args int) int {
 	switch strings.ToLower(name) {
 	case "date_trunc", "datetrunc":

@@ -871,8 +871,6 @@ func TestLeakViewFailsOnOneRow(t *testing.T) {
 		// read from a column fails when negative.
 		"CREATE VIEW r18 OPTIONS(anonymization_userid_column='uid') AS SELECT uid, salary, TRY_CAST(code AS MAP(VARCHAR, INTEGER)) AS n FROM t",
 		"CREATE VIEW r19 OPTIONS(anonymization_userid_column='uid') AS SELECT uid, salary, last_value(salary) OVER (PARTITION BY uid ORDER BY salary GROUPS BETWEEN big PRECEDING AND CURRENT ROW) AS n FROM t",
-		// date_trunc fails while DuckDB plans it over a stored date beyond year 290308.
-		"CREATE VIEW r20 OPTIONS(anonymization_userid_column='uid') AS SELECT uid, salary, date_trunc('month', d) AS n FROM t",
 		"CREATE VIEW r15 OPTIONS(anonymization_userid_column='uid') AS SELECT uid, salary, dayofweek(INTERVAL 1 DAY) AS n FROM t",
 		"CREATE VIEW r16 OPTIONS(anonymization_userid_column='uid') AS SELECT uid, salary, TRY(CAST(code AS INTEGER) + 1) AS a, TRY(CAST(CASE WHEN true THEN code END AS INTEGER) + 2) AS n FROM t",
 		"CREATE TABLE g (uid INTEGER, salary INTEGER, s VARCHAR, n INTEGER AS (CAST(s AS INTEGER))); INSERT INTO g (uid, salary, s) SELECT uid, salary, '1' FROM t; UPDATE g SET s = t.code FROM t WHERE t.uid = g.uid; ALTER TABLE g SET OPTIONS(anonymization_userid_column='uid')",
@@ -1000,10 +998,18 @@ func TestLeakStatisticsOfStoredDates(t *testing.T) {
 		CREATE TABLE p AS SELECT CAST(i AS INTEGER) AS uid, DATE '2000-01-01' + CAST(i * 37 AS INTEGER) AS d, CAST(i % 100 AS INTEGER) AS salary FROM range(200) r(i);
 		@target
 		ALTER TABLE p SET OPTIONS(anonymization_userid_column='uid');
+		CREATE VIEW pv OPTIONS(anonymization_userid_column='uid') AS
+			SELECT uid, date_trunc('month', d) AS m, date_trunc('year', d) AS y, yearweek(d) AS w FROM p;
 		CHECKPOINT`, "INSERT INTO p VALUES (999, make_date(300000, 1, 1), 70);", []string{
 		opts + "ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM p WHERE uid < 10 AND date_trunc('month', d) >= TIMESTAMP '2001-01-01'",
 		opts + "date_trunc('year', d) AS y, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM p GROUP BY y",
 		opts + "yearweek(d) AS y, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM p GROUP BY y",
+		// A private view's own date_trunc and yearweek: sqlgen cannot rewrite them, and TRY does not help,
+		// since DuckDB evaluates it over the statistics while planning. Analyst sessions plan
+		// without statistics propagation (backend/duckdb).
+		opts + "ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM pv WHERE uid < 10 AND m >= TIMESTAMP '2001-01-01'",
+		opts + "y, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM pv WHERE uid < 10 GROUP BY y",
+		opts + "w, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS c FROM pv GROUP BY w",
 	})
 	for q, o := range outcomes {
 		if o[0] != o[1] || o[0] != "<nil>" {

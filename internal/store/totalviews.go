@@ -193,12 +193,6 @@ func (c *viewCheck) totalHere(e map[string]any, subs []map[string]any) bool {
 				}
 			}
 		}
-		if i := duckfn.RangeFromStatistics(name, len(subs)); i >= 0 && !isTry(subs[i]) {
-			// DuckDB's optimizer derives date_trunc's (and yearweek's) range from its
-			// argument's statistics and fails while planning on a stored date beyond year
-			// 290308 (fourth review); it keeps none for TRY(x), which owners write then.
-			return false
-		}
 		if part, ok := duckfn.NamedPart(name); ok && len(subs) == 1 {
 			// year(x), dayofweek(x), ...: "not implemented" for a part the type lacks.
 			return !duckfn.DatePartFails("date_part", part, typeID(subs[0]["return_type"]))

@@ -880,6 +880,14 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 			"field access on a function's result is only supported on an anonymized aggregate's report").
 			WithHint("for example ANON_SUM(x CLAMPED BETWEEN 0 AND 10 WITH REPORT(FORMAT = JSON)).result.value")
 	}
+	if most, ok := withoutCount[strings.ToLower(name)]; ok && len(n.Args) > most {
+		// DuckDB's max(x, n), arg_max(a, b, n), ... fail ("n value must be > 0") for a
+		// count below 1 or above a million, even inside TRY: a count read from one person's
+		// row failed the query only when that row was read (a fifth outside review).
+		return sqlerr.New(n.Span().Start, sqlerr.FeatureNotSupported, "%s takes %s here", strings.ToLower(name),
+			map[int]string{1: "one argument", 2: "two arguments"}[most]).
+			WithHint("the form with a count of values (%s(..., n)) is not supported; write %s without it", strings.ToLower(name), strings.ToLower(name))
+	}
 	if n.Over != nil {
 		if private {
 			return sqlerr.Privacy(n.Span().Start, RuleNoWindow,
@@ -1005,6 +1013,16 @@ func (a *analyzer) exprSubquery(q *ast.Query, sc *scope, e *env) error {
 	return err
 }
 
+// CastMayFail reports whether DuckDB's TRY_CAST can still fail for cast c: a conversion to a
+// date or time type (TRY_CAST of TIMESTAMP 'infinity' to TIME, of the largest DATE to
+// TIMESTAMPTZ, of a TIMESTAMP beyond TIMESTAMP_NS's range: a fifth outside review). sqlgen
+// prints analysts' casts as TRY(TRY_CAST(...)), which catches it, except around an aggregate,
+// which DuckDB does not allow inside TRY; there these casts are refused.
+func CastMayFail(c *ast.Cast) bool {
+	t := strings.ToUpper(ast.Format(c.Type))
+	return strings.Contains(t, "DATE") || strings.Contains(t, "TIME")
+}
+
 // aggregateInExpression refuses, in a SELECT over private data, a plain aggregate whose
 // result is used inside an expression (LEAST(COUNT(*), 12), SUM(x) / COUNT(*), HAVING
 // COUNT(*) > 5). Over private data every fallible expression is evaluated in its total form
@@ -1029,8 +1047,12 @@ func aggregateInExpression(s *ast.Select) error {
 			if c, ok := n.(*ast.FuncCall); ok && c.Over == nil && IsAggregate(lastName(c.Name)) && found == nil {
 				for _, up := range stack {
 					switch up := up.(type) {
-					case *ast.Paren, *ast.Cast:
+					case *ast.Paren:
 						continue
+					case *ast.Cast:
+						if !CastMayFail(up) {
+							continue
+						}
 					case *ast.Binary:
 						if up.Op == "AND" || up.Op == "OR" {
 							continue

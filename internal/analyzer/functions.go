@@ -75,6 +75,11 @@ var perUnitAggregates = setOf(
 	"fsum", "sumkahan",
 )
 
+// withoutCount are the aggregates whose last argument, in DuckDB, may be a count of values to
+// return (max(x, n), arg_max(a, b, n)), with the number of arguments they take without it.
+// DuckDB fails on some counts even inside TRY, so the count is refused (checkCall).
+var withoutCount = map[string]int{"min": 1, "max": 1, "arg_min": 2, "arg_max": 2, "min_by": 2, "max_by": 2}
+
 // windowFuncs are the functions only valid with OVER.
 var windowFuncs = setOf(
 	"row_number", "rank", "dense_rank", "ntile", "lag", "lead", "first_value", "last_value",

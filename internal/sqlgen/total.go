@@ -21,7 +21,7 @@ import (
 //
 // On DuckDB every expression that can fail at run time (arithmetic, comparisons, casts,
 // scalar function calls, BETWEEN, IN, LIKE, EXTRACT) is wrapped in TRY(...), which yields
-// NULL for the rows where it fails, and casts become TRY_CAST. A comparison of two columns
+// NULL for the rows where it fails, and casts become TRY(TRY_CAST(...)). A comparison of two columns
 // (a join condition) is printed bare only when both have the same type, which DuckDB folds
 // at bind time: CASE WHEN typeof(a) = typeof(b) THEN a = b ELSE TRY(a = b) END, so hash
 // joins stay possible and an implicit cast (text compared with a number) cannot fail. A
@@ -102,10 +102,25 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 	}
 	switch x := n.(type) {
 	case *ast.Cast:
-		// TRY_CAST is total; its operand is printed (and guarded) on its own.
+		// TRY_CAST, itself inside TRY: DuckDB's TRY_CAST still raises for some conversions
+		// (TIMESTAMP 'infinity' to TIME, the largest DATE to TIMESTAMPTZ, a TIMESTAMP beyond
+		// TIMESTAMP_NS's range: an outside review), which TRY catches. The TRY is around the
+		// cast itself, so that DuckDB, which computes a repeated expression once, computes
+		// it with its TRY. The operand is printed (and guarded) on its own.
+		// DuckDB refuses aggregates and window functions inside TRY: a cast of one stays a
+		// bare TRY_CAST (over private rows the analyzer allows those only to types other than
+		// dates and times, analyzer.CastMayFail).
 		cc := *x
 		cc.Safe, cc.Colon = true, false
-		return base(p, &cc)
+		if aggregates(x.X) {
+			return base(p, &cc)
+		}
+		p.WriteString("TRY(")
+		if !base(p, &cc) {
+			p.Default(&cc)
+		}
+		p.WriteString(")")
+		return true
 	case *ast.FuncCall:
 		if interpolating(x) {
 			// DuckDB interpolates a DATE's median as a TIMESTAMP when it finalizes the
@@ -220,6 +235,24 @@ func interpolating(call *ast.FuncCall) bool {
 		return true
 	}
 	return false
+}
+
+// aggregates reports whether x computes an aggregate or a window function (outside any
+// subquery of its own).
+func aggregates(x ast.Expr) bool {
+	found := false
+	ast.Inspect(x, func(n ast.Node) bool {
+		switch c := n.(type) {
+		case *ast.Query:
+			return false
+		case *ast.FuncCall:
+			if c.Over != nil || len(c.Name) == 1 && analyzer.IsAggregate(c.Name[0].Name) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // fallible reports whether evaluating n (not counting its children) can fail at run time on

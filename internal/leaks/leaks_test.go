@@ -480,6 +480,28 @@ func TestLeakCastsPastTryCastAndCountsOfValues(t *testing.T) {
 	})
 }
 
+// A sixth outside review: DuckDB 1.5's COALESCE (and IFNULL) converting an argument to the
+// common type inside TRY crashed the process (a segmentation fault, in about two runs of
+// three) when the value did not convert, here a DATE beyond TIMESTAMP's range built in a CASE
+// on the target's row: the command, or dpsql serve for everyone, died only when the condition
+// held. sqlgen prints them as CASE, whose conversion TRY catches. Each query runs three times.
+func TestLeakCoalesceConversionCrash(t *testing.T) {
+	opts := anon("epsilon=1, delta=1e-6, kappa=1")
+	x := `CAST(CASE WHEN uid = 7 AND salary > 500000 THEN '5881580-07-10' END AS DATE)`
+	var queries []string
+	for _, q := range []string{
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE coalesce(` + x + `, CAST(day AS TIMESTAMP)) IS NULL`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE ifnull(` + x + `, CAST(day AS TIMESTAMP)) > TIMESTAMP '2000-01-01'`,
+	} {
+		queries = append(queries, q, q, q)
+	}
+	backends(t, func(t *testing.T, w *world) {
+		for _, q := range queries {
+			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, release: counts(nil, "n")}) })
+		}
+	})
+}
+
 // [arrays] Issue 15's arrays: UNNEST in FROM and subscripts. Each attempt tries to make the
 // target's row count as another unit's, to reach private rows outside an anonymized
 // aggregate, or to make a row-dependent element pick a group; the pair must end the same way.

@@ -876,6 +876,8 @@ func TestLeakViewFailsOnOneRow(t *testing.T) {
 		// (the largest DATE to TIMESTAMPTZ, TIMESTAMP 'infinity' to TIME).
 		"CREATE VIEW r21 OPTIONS(anonymization_userid_column='uid') AS SELECT uid, salary, TRY_CAST(d AS TIMESTAMPTZ) AS n FROM t",
 		"CREATE VIEW r22 OPTIONS(anonymization_userid_column='uid') AS SELECT uid, salary, TRY_CAST(CAST(d AS TIMESTAMP) AS TIME) AS n FROM t",
+		// COALESCE converting an argument inside TRY crashed DuckDB (a sixth review).
+		"CREATE VIEW r23 OPTIONS(anonymization_userid_column='uid') AS SELECT uid, salary, TRY(coalesce(d, CAST(code AS TIMESTAMP))) AS n FROM t",
 		"CREATE VIEW r16 OPTIONS(anonymization_userid_column='uid') AS SELECT uid, salary, TRY(CAST(code AS INTEGER) + 1) AS a, TRY(CAST(CASE WHEN true THEN code END AS INTEGER) + 2) AS n FROM t",
 		"CREATE TABLE g (uid INTEGER, salary INTEGER, s VARCHAR, n INTEGER AS (CAST(s AS INTEGER))); INSERT INTO g (uid, salary, s) SELECT uid, salary, '1' FROM t; UPDATE g SET s = t.code FROM t WHERE t.uid = g.uid; ALTER TABLE g SET OPTIONS(anonymization_userid_column='uid')",
 	}

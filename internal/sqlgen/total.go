@@ -122,6 +122,15 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 		p.WriteString(")")
 		return true
 	case *ast.FuncCall:
+		if c := coalesceAsCase(x); c != nil {
+			// DuckDB's COALESCE (and IFNULL) converting an argument to the common type
+			// inside TRY crashed the process (a segmentation fault in DuckDB 1.5) when one
+			// person's value did not convert (a DATE beyond TIMESTAMP's range beside a
+			// TIMESTAMP): a crash only when that row was read (an outside review). CASE
+			// converts its branches the same way, and TRY catches the failure there.
+			p.Print(c)
+			return true
+		}
 		if interpolating(x) {
 			// DuckDB interpolates a DATE's median as a TIMESTAMP when it finalizes the
 			// group, and fails on a date outside TIMESTAMP's range: one unit's value in a
@@ -235,6 +244,25 @@ func interpolating(call *ast.FuncCall) bool {
 		return true
 	}
 	return false
+}
+
+// coalesceAsCase returns coalesce(a, b, ...) or ifnull(a, b) as CASE WHEN a IS NOT NULL THEN
+// a WHEN b IS NOT NULL THEN b ... ELSE last END, the same value of the same type; nil for any
+// other call.
+func coalesceAsCase(c *ast.FuncCall) *ast.Case {
+	if c.Over != nil || len(c.Name) != 1 || len(c.Args) < 2 || c.Distinct || c.Star {
+		return nil
+	}
+	switch strings.ToLower(c.Name[0].Name) {
+	case "coalesce", "ifnull":
+	default:
+		return nil
+	}
+	k := &ast.Case{Else: c.Args[len(c.Args)-1]}
+	for _, a := range c.Args[:len(c.Args)-1] {
+		k.Whens = append(k.Whens, &ast.When{Cond: &ast.IsNull{X: a, Not: true, Value: "NULL"}, Result: a})
+	}
+	return k
 }
 
 // aggregates reports whether x computes an aggregate or a window function (outside any

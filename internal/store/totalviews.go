@@ -340,6 +340,16 @@ func (c *viewCheck) failsInsideTry(e map[string]any) string {
 		if hasTypeID(e["return_type"], "GEOMETRY") {
 			return "a cast to GEOMETRY (which fails even inside TRY)"
 		}
+	case "BOUND_OPERATOR":
+		if typ, _ := e["type"].(string); typ == "OPERATOR_COALESCE" {
+			// COALESCE converting an argument to the common type inside TRY crashed DuckDB
+			// 1.5 (a segmentation fault) when one value did not convert (a fifth review).
+			for _, s := range subs {
+				if s["expression_class"] == "BOUND_CAST" && !c.totalHere(s, subExpressions(s)) {
+					return "coalesce() of arguments of different types inside TRY (DuckDB crashes when converting one fails; write CASE WHEN a IS NOT NULL THEN a ELSE b END)"
+				}
+			}
+		}
 	}
 	if !c.totalHere(e, subs) && c.repeated[fallibleKey(e)] > 1 {
 		return "an expression that appears twice inside TRY (DuckDB computes it once, outside the TRY; compute it once in a subquery)"

@@ -197,7 +197,8 @@ func reviewColliding(u, k1, k2, k1b int64) int64 {
 // 4 times the clamp bound (PostgreSQL's prefilter groups by (unit, h, keys) and its rank
 // counts distinct key tuples; the window form this commit replaced grouped by (keys, unit)).
 // Laplace's L1 bound kappa*C holds, but GAUSSIAN noise's L2 = sqrt(kappa)*C does not (here
-// 4C in one group: L2 4C, assumed 2C).
+// 4C in one group: L2 4C, assumed 2C). Both DuckDB forms now order a unit's groups by (h,
+// keys) and aggregate per (unit, keys), as PostgreSQL does: tied groups are distinct groups.
 func TestReviewCraftedTiesStackOneGroup(t *testing.T) {
 	ctx := context.Background()
 	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})

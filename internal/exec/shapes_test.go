@@ -161,7 +161,7 @@ func TestBoundingFormsAgree(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s (aggregate first %v): %v", query, first, err)
 				}
-				if ranked := strings.Contains(pr.StageSQL, "dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h)"); p.AggregateFirst != first || ranked == first {
+				if ranked := strings.Contains(pr.StageSQL, "dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h"); p.AggregateFirst != first || ranked == first {
 					t.Fatalf("the stage used aggregate first = %v, ranked = %v, want aggregate first %v", p.AggregateFirst, ranked, first)
 				}
 				for _, r := range res.Rows {
@@ -308,7 +308,7 @@ func TestBoundingUnderASmallMemoryLimit(t *testing.T) {
 		if err != nil {
 			t.Fatalf("memory limit %q: %v", limit, err)
 		}
-		if ranked := strings.Contains(pr.StageSQL, "dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h)"); p.AggregateFirst || !ranked {
+		if ranked := strings.Contains(pr.StageSQL, "dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h"); p.AggregateFirst || !ranked {
 			t.Fatalf("memory limit %q: aggregate first %v, ranked %v; want the prefilter's window", limit, p.AggregateFirst, ranked)
 		}
 		for _, r := range res.Rows {

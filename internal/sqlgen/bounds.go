@@ -107,7 +107,7 @@ func writePrefix(b *strings.Builder, p *plan.Plan, d backend.Dialect, values []s
 		writePrefilter(b, p, d, keys, values, partials)
 		return keys
 	}
-	if d == backend.DuckDB && !p.Unbounded && p.Kappa <= maxPrefilterKappa {
+	if d == backend.DuckDB && !p.Unbounded {
 		writeAggregateFirst(b, p, keys, values, partials)
 		return keys
 	}
@@ -162,93 +162,61 @@ func rowPriority(p *plan.Plan, d backend.Dialect, keys, values []string) string 
 	return priority(d, cols, p.Seed)
 }
 
-// maxPrefilterKappa is the largest kappa for which DuckDB's stage bounds contributions with
-// writePrefilter or writeAggregateFirst (whose thresholds take one pass per unit of kappa);
-// above it, the window form over per-unit rows is used.
-const maxPrefilterKappa = 16
-
 // writePrefilter bounds contributions before the per-unit aggregation, which is what makes
 // it cheap (docs/design/bounding-on-duckdb.md): every row gets its group's priority h =
-// hash(hash(unit, keys, seed)); a row is kept if its h is one of the kappa smallest distinct
-// h of its unit, and the kept rows are aggregated, grouped by (unit, h). Grouping by h rather
-// than by the keys keeps the bound even if two of a unit's groups collide on h (one
-// contribution then covers both: their keys are taken with min()), so a unit never reaches
-// more than kappa groups. DuckDB ranks each unit's rows in a window, dense_rank() over the
-// unit's rows ordered by h, and keeps those ranked at most kappa: it partitions and sorts
-// them within its memory limit, spilling to disk, and reads the rows once. Per-unit lists of
-// h, with the rows read a second time against them, were tried and removed: never faster
-// than the window from 10^5 to 10^8 rows of the hard shape (docs/benchmarks.md), held in
-// memory that cannot spill, and safe only on rows that every read gives alike.
+// hash(hash(unit, keys, seed)); a row is kept if its group is one of the kappa of its unit
+// that come first in the order of (h, keys), and the kept rows are aggregated per (unit,
+// group). The keys after h make the order count groups even when two of a unit's groups
+// collide on h (which a unit can craft with keys whose hashes collide,
+// docs/design/bounding-on-duckdb.md §5.2), so a unit never reaches more than kappa groups,
+// and break such ties the way aggregating first (writeAggregateFirst) and the shards' merge
+// (internal/shard) do: every form keeps the same groups for a seed. DuckDB ranks each unit's
+// rows in a window, dense_rank() over the unit's rows ordered by (h, keys), and keeps those
+// ranked at most kappa: it partitions and sorts them within its memory limit, spilling to
+// disk, and reads the rows once. Per-unit lists of h, with the rows read a second time
+// against them, were tried and removed: never faster than the window from 10^5 to 10^8 rows
+// of the hard shape (docs/benchmarks.md), held in memory that cannot spill, and safe only on
+// rows that every read gives alike.
 func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, values, partials []string) {
 	if d == backend.Postgres {
 		writePgPrefilter(b, p, keys, values, partials)
 		return
 	}
 	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
-	fmt.Fprintf(b, "_dp_kept AS (\n  SELECT * EXCLUDE (_dp_grank) FROM (SELECT *, dense_rank() OVER (PARTITION BY _dp_uid ORDER BY _dp_h) AS _dp_grank FROM _dp_hashed) AS _dp_g WHERE _dp_grank <= %d\n),\n", p.Kappa)
-	from := writeRanks(b, p, backend.DuckDB, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_kept")
-	b.WriteString("_dp_bounded AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + "\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n)")
+	order := strings.Join(append([]string{"_dp_h"}, keys...), ", ")
+	fmt.Fprintf(b, "_dp_kept AS (\n  SELECT * EXCLUDE (_dp_grank, _dp_h) FROM (SELECT *, dense_rank() OVER (PARTITION BY _dp_uid ORDER BY %s) AS _dp_grank FROM _dp_hashed) AS _dp_g WHERE _dp_grank <= %d\n),\n", order, p.Kappa)
+	writePerUnit(b, p, keys, values, partials, "_dp_bounded", "AS", "_dp_kept")
 }
 
-// perPriority is the select list of the per-unit aggregation grouped by (_dp_uid, _dp_h):
-// the keys, the unit and the partials. The keys are all equal unless two of the unit's groups
-// collide on h (which a unit can craft, docs/design/bounding-on-duckdb.md §5.2): the row then
-// goes to one of those groups, the smallest key tuple, taken as a whole (min of a struct).
-// Taking min() of each key column apart would make a tuple of its own, {(c, 0), (1, K)} giving
-// (1, 0), possibly another of the unit's groups, which would then hold several of its rows.
-func perPriority(keys, partials []string) []string {
-	var cols []string
-	switch len(keys) {
-	case 0:
-	case 1:
-		cols = append(cols, fmt.Sprintf("min(%s) AS %s", keys[0], keys[0]))
-	default:
-		var fields []string
-		for _, key := range keys {
-			fields = append(fields, fmt.Sprintf("%s := %s", key, key))
-		}
-		tuple := fmt.Sprintf("min(struct_pack(%s))", strings.Join(fields, ", "))
-		for _, key := range keys {
-			cols = append(cols, fmt.Sprintf("struct_extract(%s, '%s') AS %s", tuple, key, key))
-		}
-	}
-	return append(append(cols, "_dp_uid"), partials...)
-}
-
-// writeThresholds writes _dp_m1 .. _dp_m<k> over _dp_lists (_dp_u, the unit,
-// and _dp_hs, a list of its priorities), each adding a column: _dp_m<i> is the i-th smallest
-// distinct priority of a unit with more than k of them (NULL past its distinct ones), and
-// NULL for the others (one pass per step: the smallest value above the previous one, over
-// the shrinking list _dp_w).
-func writeThresholds(b *strings.Builder, k int64) {
-	fmt.Fprintf(b, "_dp_m1 AS (\n  SELECT *, list_min(_dp_w) AS _dp_m1 FROM (SELECT _dp_u, _dp_hs, CASE WHEN len(_dp_hs) > %d THEN _dp_hs END AS _dp_w FROM _dp_lists)\n),\n", k)
-	for i := int64(2); i <= k; i++ {
-		fmt.Fprintf(b, "_dp_m%d AS (\n  SELECT *, list_min(_dp_w) AS _dp_m%d FROM (SELECT * REPLACE (list_filter(_dp_w, lambda x: x > _dp_m%d) AS _dp_w) FROM _dp_m%d)\n),\n", i, i, i-1, i-1)
-	}
+// writePerUnit writes the CTE name (as is "AS" or "AS MATERIALIZED"; no comma after it): the
+// rows of from aggregated per unit and group, with the partial aggregates (each "expression AS name"), after the
+// ranks of per-row aggregates (writeRanks).
+func writePerUnit(b *strings.Builder, p *plan.Plan, keys, values, partials []string, name, as, from string) {
+	part := append([]string{"_dp_uid"}, keys...)
+	from = writeRanks(b, p, backend.DuckDB, keys, part, values, from)
+	cols := append(append(append([]string(nil), keys...), "_dp_uid"), partials...)
+	b.WriteString(name + " " + as + " (\n  SELECT " + strings.Join(cols, ", ") + "\n  FROM " + from + "\n  GROUP BY " + strings.Join(part, ", ") + "\n)")
 }
 
 // writeAggregateFirst is DuckDB's other form of contribution bounding, for data where the
 // per-unit aggregation shrinks the rows by itself or few units exceed kappa (the executor
-// picks it from a sample: chooseBounding): aggregate per (unit, priority) first, as the
-// prefilter does after its filter, then keep, for the units with more than kappa of those
-// per-unit rows only, the kappa of smallest priority (the prefilter's thresholds over a
-// list of the unit's priorities, built for those units alone). It keeps exactly the
-// prefilter's per-unit rows for a seed (same priorities, same grouping by h, so it is as
-// safe when two groups collide on h), so the choice changes only the speed; it replaces the
-// window over per-unit rows, which sorted every unit's rows (about 2.3 times the floor on
-// data where every unit is within kappa, against 1.65; docs/benchmarks.md).
+// picks it from a sample: chooseBounding): aggregate per (unit, group) first, as a plain
+// query would, then keep, for the units with more than kappa groups only, the kappa that
+// come first in the order of (h, keys), ranked in a window over those units' per-unit rows
+// alone; the others keep every group. It keeps exactly the prefilter's groups for a seed
+// (same priorities, same order), so the choice changes only the speed. On data where every
+// unit is within kappa it costs about one aggregation more than the plain query: the count of
+// each unit's groups (docs/benchmarks.md).
 func writeAggregateFirst(b *strings.Builder, p *plan.Plan, keys, values, partials []string) {
-	k := p.Kappa
-	fmt.Fprintf(b, "_dp_hashed AS (\n  SELECT *, %s AS _dp_h FROM _dp_rows\n),\n", priority(backend.DuckDB, keys, p.Seed))
-	from := writeRanks(b, p, backend.DuckDB, keys, []string{"_dp_uid", "_dp_h"}, values, "_dp_hashed")
-	b.WriteString("_dp_per_unit AS (\n  SELECT " + strings.Join(perPriority(keys, partials), ", ") + ", _dp_h\n  FROM " + from + "\n  GROUP BY _dp_uid, _dp_h\n),\n")
-	fmt.Fprintf(b, "_dp_heavy AS (\n  SELECT _dp_uid FROM _dp_per_unit GROUP BY _dp_uid HAVING COUNT(*) > %d\n),\n", k)
-	b.WriteString("_dp_lists AS (\n  SELECT _dp_uid AS _dp_u, list(_dp_h) AS _dp_hs FROM _dp_per_unit SEMI JOIN _dp_heavy USING (_dp_uid) GROUP BY 1\n),\n")
-	writeThresholds(b, k)
-	// Units are never NULL (_dp_rows), so a unit missing from the thresholds has at most
-	// kappa per-unit rows and keeps them all. _dp_per_unit is materialized (read three
-	// times), so the thresholds and the rows they filter come from one read.
-	fmt.Fprintf(b, "_dp_bounded AS (\n  SELECT r.* EXCLUDE (_dp_h) FROM _dp_per_unit AS r LEFT JOIN _dp_m%d AS th ON r._dp_uid = th._dp_u\n  WHERE th._dp_m%d IS NULL OR r._dp_h <= th._dp_m%d\n)", k, k, k)
+	writePerUnit(b, p, keys, values, partials, "_dp_per_unit", "AS MATERIALIZED", "_dp_rows")
+	fmt.Fprintf(b, ",\n_dp_heavy AS (\n  SELECT _dp_uid FROM _dp_per_unit GROUP BY _dp_uid HAVING COUNT(*) > %d\n),\n", p.Kappa)
+	order := strings.Join(append([]string{priority(backend.DuckDB, keys, p.Seed)}, keys...), ", ")
+	// _dp_per_unit is read three times and materialized, so the units counted and the rows
+	// they choose from come from one read even where every read of a relation differs (a
+	// view with USING SAMPLE): a unit counted within kappa keeps at most kappa groups.
+	fmt.Fprintf(b, "_dp_bounded AS (\n  SELECT r.* FROM _dp_per_unit AS r ANTI JOIN _dp_heavy AS h ON r._dp_uid = h._dp_uid\n"+
+		"  UNION ALL\n  SELECT * EXCLUDE (_dp_rank) FROM (SELECT r.*, row_number() OVER (PARTITION BY r._dp_uid ORDER BY %s) AS _dp_rank\n"+
+		"    FROM _dp_per_unit AS r SEMI JOIN _dp_heavy AS h ON r._dp_uid = h._dp_uid) AS _dp_r WHERE _dp_rank <= %d\n)", order, p.Kappa)
 }
 
 // writePgPrefilter is PostgreSQL's prefilter: contributions are bounded on the rows, before
@@ -343,7 +311,7 @@ func UsesPrefilter(p *plan.Plan, d backend.Dialect) bool {
 		_, ok := pgPriority(p, make([]string, len(p.Query.Keys)))
 		return ok
 	}
-	return d == backend.DuckDB && p.Kappa <= maxPrefilterKappa
+	return d == backend.DuckDB
 }
 
 // ShapeStats prints a query over a 1/64 sample of the units (by hash) that returns the sampled

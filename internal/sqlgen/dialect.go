@@ -1,6 +1,7 @@
 package sqlgen
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
@@ -167,15 +168,16 @@ func Print(d backend.Dialect, n ast.Node) string {
 
 // printDeclared prints a reference to a view on DuckDB as a projection that converts each
 // column to the type the catalog holds for it, under the name the query reads it by:
-// (SELECT TRY_CAST("m" AS BIGINT) AS "m", ... FROM "v") AS "v". DuckDB binds a view's query
+// (SELECT CASE WHEN typeof("m") = 'BIGINT' THEN "m" ELSE TRY(TRY_CAST("m" AS BIGINT)) END AS
+// "m", ... FROM "v") AS "v". DuckDB binds a view's query
 // again at every read, so a view whose types can follow its data (Parquet files added to a
 // glob with a wider type; a public view over a CSV file, whose types are detected from its
 // rows; private views may not read CSV or JSON at all, internal/store's fileformat.go) would
 // otherwise read with types the current files decide, and whether the query binds, or the
 // type checks before the charge pass, would depend on them. The catalog's types are public and fixed when the view is created; a
 // value the conversion cannot make becomes NULL, which changes only its own row. DuckDB
-// drops a conversion to the type a column already has, so a view whose types did not
-// change reads as before (projections and filters still reach read_parquet). Tables and
+// folds the typeof test when it binds the query, so a view whose types did not change reads
+// as before (projections and filters still reach read_parquet). Tables and
 // PostgreSQL views have fixed column types and are printed as named, except that a private
 // relation's columns of float or interval types, or nesting them, are read as canonical
 // values (ast.TableName.PrivateColumns, NormaliseStored).
@@ -212,7 +214,13 @@ func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
 				p.WriteString(", ")
 			}
 			col := ast.QuoteIdent(c.Name)
-			x, _ := normalise(c.Name, "TRY_CAST("+col+" AS "+c.Type+")")
+			// The conversion, when the type changed, inside TRY: DuckDB's TRY_CAST still
+			// fails between some date and time types (a TIMESTAMP beyond TIMESTAMP_NS's
+			// range, TIMESTAMP 'infinity' to TIME: an outside review). typeof is fixed when
+			// the query is bound, so a column of the declared type reads as itself and its
+			// filters still reach the files.
+			x, _ := normalise(c.Name, fmt.Sprintf("CASE WHEN typeof(%s) = %s THEN %s ELSE TRY(TRY_CAST(%s AS %s)) END",
+				col, ast.QuoteString(c.Type), col, col, c.Type))
 			p.WriteString(x + " AS " + col)
 		}
 	} else {

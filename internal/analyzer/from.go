@@ -327,6 +327,15 @@ func (a *analyzer) join(j *ast.Join, e *env, ctx context) (*fromResult, error) {
 			WithHint("write FROM t CROSS JOIN UNNEST(t.array_column) AS x")
 	}
 
+	if j.Kind == ast.FullJoin && (len(j.Using) > 0 || j.Natural) && (l.private || r.private) {
+		// DuckDB reads a FULL JOIN's USING columns as COALESCE(a.c, b.c), which crashed the
+		// process inside TRY when another part of the expression failed to convert (a
+		// segmentation fault in DuckDB 1.5: an outside review). sqlgen prints analysts'
+		// coalesce as CASE, but cannot reach the binder's.
+		return nil, sqlerr.New(j.Span().Start, sqlerr.FeatureNotSupported,
+			"FULL JOIN with USING or NATURAL is not supported over private data").
+			WithHint("write FULL JOIN ... ON a.c = b.c and read a.c or b.c (or CASE WHEN a.c IS NOT NULL THEN a.c ELSE b.c END)")
+	}
 	sc := &scope{items: append(append([]*item(nil), l.items...), r.items...), outer: e.scope}
 	// USING and NATURAL merge columns: the right side's copies are no longer visible
 	// unqualified.

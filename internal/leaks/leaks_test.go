@@ -502,6 +502,29 @@ func TestLeakCoalesceConversionCrash(t *testing.T) {
 	})
 }
 
+// A seventh outside review: LIKE with a pattern built on the target's row (DuckDB's matcher
+// for a pattern that is not a constant recursed once per %: 200,000 of them overflowed the
+// stack and crashed the process, a dozen ran for minutes past the timeout); strptime's %Z,
+// whose unknown zone raises an error TRY does not catch; and a FULL JOIN's USING column,
+// which DuckDB reads as a COALESCE that crashed inside TRY. All are refused now.
+func TestLeakLikeStrptimeAndFullJoinUsing(t *testing.T) {
+	opts := anon("epsilon=1, delta=1e-6, kappa=1")
+	secret := "uid = 7 AND salary > 500000"
+	big := `CASE WHEN ` + secret + ` THEN 200000 ELSE 1 END`
+	queries := []string{
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE repeat('a', ` + big + `) LIKE repeat('%a', ` + big + `) || 'b'`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE name NOT ILIKE CASE WHEN ` + secret + ` THEN '%x' ELSE 'y' END`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE strptime(CASE WHEN ` + secret + ` THEN 'Mars/Olympus' ELSE 'UTC' END, '%Z') IS NOT NULL`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM people AS a FULL JOIN people AS b USING (uid, day)
+			WHERE (CASE WHEN a.uid <> 7 THEN CAST(day AS TIMESTAMP) WHEN a.salary > 500000 THEN DATE '5000000-01-01' ELSE DATE '2020-01-01' END) IS NOT NULL`,
+	}
+	backends(t, func(t *testing.T, w *world) {
+		for _, q := range queries {
+			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, release: counts(nil, "n")}) })
+		}
+	})
+}
+
 // [arrays] Issue 15's arrays: UNNEST in FROM and subscripts. Each attempt tries to make the
 // target's row count as another unit's, to reach private rows outside an anonymized
 // aggregate, or to make a row-dependent element pick a group; the pair must end the same way.

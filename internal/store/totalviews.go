@@ -62,7 +62,7 @@ var totalFunctions = setOfNames(
 	"character_length", "trim", "ltrim", "rtrim", "prefix", "suffix", "starts_with",
 	"ends_with", "contains", "~~", "!~~", "substr", "substring", "left", "right", "split_part",
 	"concat_ws", "md5", "strpos", "position", "instr", "reverse", "hash", "least", "greatest",
-	"last_day", "monthname", "dayname")
+	"monthname", "dayname")
 
 // positional are the functions whose arguments after the first are positions or lengths:
 // DuckDB fails on one outside 32 bits ("Substring offset/length outside of supported range",
@@ -190,6 +190,9 @@ func (c *viewCheck) totalHere(e map[string]any, subs []map[string]any) bool {
 			!(ok && hasDatetime(exprType(child)) && hasDatetime(e["return_type"]))
 		return tryWorks || ok && castAlwaysSucceeds(exprType(child), e["return_type"]) || c.castWorks[planText(e)]
 	case "BOUND_FUNCTION":
+		if !likeConstant(name, subs) {
+			return false
+		}
 		if positional[name] {
 			for _, s := range subs[min(1, len(subs)):] {
 				if !fitsInt32(s) {
@@ -197,12 +200,15 @@ func (c *viewCheck) totalHere(e map[string]any, subs []map[string]any) bool {
 				}
 			}
 		}
-		if part, ok := duckfn.NamedPart(name); ok && len(subs) == 1 {
-			// year(x), dayofweek(x), ...: "not implemented" for a part the type lacks.
-			return !duckfn.DatePartFails("date_part", part, typeID(subs[0]["return_type"]))
-		}
-		if fn, ok := duckfn.DateFunction(name); ok {
-			return len(subs) >= 2 && constantPartWorks(fn, subs[0], subs[1])
+		if works, ok := dateCallWorks(name, subs); ok {
+			// Outside TRY, also no conversion error on an extreme value (duckfn.RangeFails).
+			fn, part := "date_part", name
+			if f, isFn := duckfn.DateFunction(name); isFn {
+				fn, part = f, constantText(subs[0])
+			} else if name == "last_day" {
+				fn = name
+			}
+			return works && !duckfn.RangeFails(fn, part)
 		}
 		switch {
 		case totalFunctions[name]:
@@ -243,6 +249,46 @@ func hasDatetime(typ any) bool {
 		}
 	}
 	return false
+}
+
+// likeConstant reports whether a call of name is not a LIKE (~~, !~~, ~~*, !~~*, ~~~) or
+// matches a constant pattern: DuckDB matches a pattern read from a row recursively, one frame
+// per %, which crashed the process past its stack or ran for minutes past the statement
+// timeout on one row's strings (an outside review).
+func likeConstant(name string, subs []map[string]any) bool {
+	switch name {
+	case "~~", "!~~", "~~*", "!~~*", "~~~", "like_escape", "not_like_escape", "ilike_escape", "not_ilike_escape":
+		return len(subs) >= 2 && subs[1]["expression_class"] == "BOUND_CONSTANT"
+	}
+	return true
+}
+
+// dateCallWorks reports, for a call of a date function (a part by name, year(x); date_part,
+// date_trunc, date_diff and their spellings with a constant part; last_day), whether DuckDB
+// never raises "not implemented" on it, which TRY does not catch (a part the value's type
+// lacks); ok is false for any other call. Conversion errors on extreme values, which TRY
+// catches, are duckfn.RangeFails.
+func dateCallWorks(name string, subs []map[string]any) (works, ok bool) {
+	if part, isPart := duckfn.NamedPart(name); isPart && len(subs) == 1 {
+		return !duckfn.DatePartFails("date_part", part, typeID(subs[0]["return_type"])), true
+	}
+	if fn, isFn := duckfn.DateFunction(name); isFn {
+		return len(subs) >= 2 && constantPartWorks(fn, subs[0], subs[1]), true
+	}
+	if name == "last_day" {
+		return true, true
+	}
+	return false, false
+}
+
+// constantText is the text of a constant expression e, or "".
+func constantText(e map[string]any) string {
+	if e["expression_class"] != "BOUND_CONSTANT" {
+		return ""
+	}
+	v, _ := e["value"].(map[string]any)
+	s, _ := v["value"].(string)
+	return s
 }
 
 // isTry reports whether expression e is TRY(...).
@@ -333,7 +379,12 @@ func (c *viewCheck) failsInsideTry(e map[string]any) string {
 	subs := subExpressions(e)
 	switch class {
 	case "BOUND_FUNCTION":
-		if !totalFunctions[name] && !tryCatchable[name] {
+		if !likeConstant(name, subs) {
+			return "LIKE with a pattern that is not a constant (DuckDB's matcher for it recursed past its stack on one row, or ran for minutes: it crashes or hangs, even inside TRY)"
+		}
+		if works, ok := dateCallWorks(name, subs); ok && !works {
+			return name + "() of a part its value's type lacks (which fails even inside TRY)"
+		} else if !ok && !totalFunctions[name] && !tryCatchable[name] {
 			return name + "() (whose errors TRY does not catch)"
 		}
 	case "BOUND_CAST":

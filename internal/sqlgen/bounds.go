@@ -189,8 +189,8 @@ func writePrefilter(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, v
 }
 
 // writePerUnit writes the CTE name (as is "AS" or "AS MATERIALIZED"; no comma after it): the
-// rows of from aggregated per unit and group, with the partial aggregates (each "expression AS name"), after the
-// ranks of per-row aggregates (writeRanks).
+// rows of from aggregated per unit and group, with the partial aggregates (each "expression
+// AS name"), after the ranks of per-row aggregates (writeRanks).
 func writePerUnit(b *strings.Builder, p *plan.Plan, keys, values, partials []string, name, as, from string) {
 	part := append([]string{"_dp_uid"}, keys...)
 	from = writeRanks(b, p, backend.DuckDB, keys, part, values, from)

@@ -525,6 +525,28 @@ func TestLeakLikeStrptimeAndFullJoinUsing(t *testing.T) {
 	})
 }
 
+// An eighth outside review: printf's * and format's nested {} read a width or precision from
+// the row, past the literal-width limit, so one person's row built a gigabyte string (7 s
+// against 0.2 s) or ran past the statement timeout; a regular expression and a text both
+// built on the row ran for minutes in one RE2 call the timeout cannot interrupt. Each is
+// refused at analysis now (small sizes here: the refusal is what is checked).
+func TestLeakDynamicWidthsAndPatterns(t *testing.T) {
+	opts := anon("epsilon=1, delta=1e-6, kappa=1")
+	n := "CASE WHEN uid = 7 AND salary > 500000 THEN 50 ELSE 1 END"
+	queries := []string{
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE length(printf('%*d', ` + n + `, 1)) > 0`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE length(printf('%.*f', ` + n + `, 1.0)) > 0`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE length(format('{:>{}}', name, ` + n + `)) > 0`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE regexp_matches(name, CASE WHEN uid = 7 AND salary > 500000 THEN '(a|aa)?b' ELSE 'zz' END)`,
+		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE regexp_replace(name, note, 'x') <> ''`,
+	}
+	backends(t, func(t *testing.T, w *world) {
+		for _, q := range queries {
+			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, refused: true}) })
+		}
+	})
+}
+
 // [arrays] Issue 15's arrays: UNNEST in FROM and subscripts. Each attempt tries to make the
 // target's row count as another unit's, to reach private rows outside an anonymized
 // aggregate, or to make a row-dependent element pick a group; the pair must end the same way.

@@ -178,6 +178,18 @@ func teardown() error {
 }
 
 // backends runs fn as a subtest on each backend's pair.
+// checkEach checks a, with each of queries as its query, on both backends.
+func checkEach(t *testing.T, queries []string, a attack) {
+	t.Helper()
+	backends(t, func(t *testing.T, w *world) {
+		for _, q := range queries {
+			a := a
+			a.q = q
+			t.Run("", func(t *testing.T) { w.check(t, a) })
+		}
+	})
+}
+
 func backends(t *testing.T, fn func(t *testing.T, w *world)) {
 	t.Helper()
 	t.Run("duckdb", func(t *testing.T) { fn(t, getDuck(t)) })

@@ -443,11 +443,7 @@ func TestLeakErrorsPastTryAndAggregatesOverPrivateRows(t *testing.T) {
 		opts + ` ANON_COUNT(*, 1) AS n FROM (SELECT uid, string_agg(CASE WHEN people.note LIKE 'sec' || 'ret%' THEN repeat('x', 1048576) ELSE '' END, '') AS s
 			FROM people CROSS JOIN cities GROUP BY uid) t WHERE s IS NOT NULL`,
 	}
-	backends(t, func(t *testing.T, w *world) {
-		for _, q := range queries {
-			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, release: counts(nil, "n")}) })
-		}
-	})
+	checkEach(t, queries, attack{release: counts(nil, "n")})
 }
 
 // A fifth outside review: DuckDB's TRY_CAST still raises for some conversions between date
@@ -473,11 +469,7 @@ func TestLeakCastsPastTryCastAndCountsOfValues(t *testing.T) {
 		opts + ` ANON_COUNT(m, 1) AS n FROM (SELECT uid, arg_max(uid, salary, 0) AS m FROM people WHERE ` + secret + ` GROUP BY uid)`,
 		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE (SELECT max(c.country, CASE WHEN people.` + secret + ` THEN 0 ELSE 1 END) FROM cities c) IS NOT NULL`,
 	}
-	backends(t, func(t *testing.T, w *world) {
-		for _, q := range queries {
-			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, release: counts(nil, "n")}) })
-		}
-	})
+	checkEach(t, queries, attack{release: counts(nil, "n")})
 }
 
 // A sixth outside review: DuckDB 1.5's COALESCE (and IFNULL) converting an argument to the
@@ -495,11 +487,7 @@ func TestLeakCoalesceConversionCrash(t *testing.T) {
 	} {
 		queries = append(queries, q, q, q)
 	}
-	backends(t, func(t *testing.T, w *world) {
-		for _, q := range queries {
-			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, release: counts(nil, "n")}) })
-		}
-	})
+	checkEach(t, queries, attack{release: counts(nil, "n")})
 }
 
 // A seventh outside review: LIKE with a pattern built on the target's row (DuckDB's matcher
@@ -518,11 +506,7 @@ func TestLeakLikeStrptimeAndFullJoinUsing(t *testing.T) {
 		opts + ` ANON_COUNT(*, 1) AS n FROM people AS a FULL JOIN people AS b USING (uid, day)
 			WHERE (CASE WHEN a.uid <> 7 THEN CAST(day AS TIMESTAMP) WHEN a.salary > 500000 THEN DATE '5000000-01-01' ELSE DATE '2020-01-01' END) IS NOT NULL`,
 	}
-	backends(t, func(t *testing.T, w *world) {
-		for _, q := range queries {
-			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, release: counts(nil, "n")}) })
-		}
-	})
+	checkEach(t, queries, attack{release: counts(nil, "n")})
 }
 
 // An eighth outside review: printf's * and format's nested {} read a width or precision from
@@ -540,11 +524,7 @@ func TestLeakDynamicWidthsAndPatterns(t *testing.T) {
 		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE regexp_matches(name, CASE WHEN uid = 7 AND salary > 500000 THEN '(a|aa)?b' ELSE 'zz' END)`,
 		opts + ` ANON_COUNT(*, 1) AS n FROM people WHERE regexp_replace(name, note, 'x') <> ''`,
 	}
-	backends(t, func(t *testing.T, w *world) {
-		for _, q := range queries {
-			t.Run("", func(t *testing.T) { w.check(t, attack{q: q, refused: true}) })
-		}
-	})
+	checkEach(t, queries, attack{refused: true})
 }
 
 // [arrays] Issue 15's arrays: UNNEST in FROM and subscripts. Each attempt tries to make the

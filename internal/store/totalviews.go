@@ -200,14 +200,8 @@ func (c *viewCheck) totalHere(e map[string]any, subs []map[string]any) bool {
 				}
 			}
 		}
-		if works, ok := dateCallWorks(name, subs); ok {
+		if fn, part, works, ok := dateCall(name, subs); ok {
 			// Outside TRY, also no conversion error on an extreme value (duckfn.RangeFails).
-			fn, part := "date_part", name
-			if f, isFn := duckfn.DateFunction(name); isFn {
-				fn, part = f, constantText(subs[0])
-			} else if name == "last_day" {
-				fn = name
-			}
 			return works && !duckfn.RangeFails(fn, part)
 		}
 		switch {
@@ -238,8 +232,8 @@ func (c *viewCheck) totalHere(e map[string]any, subs []map[string]any) bool {
 }
 
 // datetimeTypes are DuckDB's date and time types, as its plans spell them.
-var datetimeTypes = []string{"DATE", "TIME", "TIME_NS", "TIME WITH TIME ZONE", "TIMESTAMP", "TIMESTAMP_S",
-	"TIMESTAMP_MS", "TIMESTAMP_NS", "TIMESTAMP WITH TIME ZONE"}
+var datetimeTypes = []string{duckfn.Date, duckfn.Time, "TIME_NS", duckfn.TimeTZ, duckfn.Timestamp,
+	duckfn.TimestampS, duckfn.TimestampMS, duckfn.TimestampNS, duckfn.TimestampTZ}
 
 // hasDatetime reports whether typ is, or nests, a date or time type.
 func hasDatetime(typ any) bool {
@@ -263,22 +257,26 @@ func likeConstant(name string, subs []map[string]any) bool {
 	return true
 }
 
-// dateCallWorks reports, for a call of a date function (a part by name, year(x); date_part,
-// date_trunc, date_diff and their spellings with a constant part; last_day), whether DuckDB
-// never raises "not implemented" on it, which TRY does not catch (a part the value's type
-// lacks); ok is false for any other call. Conversion errors on extreme values, which TRY
-// catches, are duckfn.RangeFails.
-func dateCallWorks(name string, subs []map[string]any) (works, ok bool) {
+// dateCall reads a call of a date function (a part by name, year(x); date_part, date_trunc,
+// date_diff and their spellings with a constant part; last_day): the function as duckfn
+// names it, its part, and whether DuckDB never raises "not implemented" on it, which TRY
+// does not catch (a part the value's type lacks); ok is false for any other call.
+// Conversion errors on extreme values, which TRY catches, are duckfn.RangeFails.
+func dateCall(name string, subs []map[string]any) (fn, part string, works, ok bool) {
 	if part, isPart := duckfn.NamedPart(name); isPart && len(subs) == 1 {
-		return !duckfn.DatePartFails("date_part", part, typeID(subs[0]["return_type"])), true
+		return "date_part", part, !duckfn.DatePartFails("date_part", part, typeID(subs[0]["return_type"])), true
 	}
 	if fn, isFn := duckfn.DateFunction(name); isFn {
-		return len(subs) >= 2 && constantPartWorks(fn, subs[0], subs[1]), true
+		if len(subs) < 2 || subs[0]["expression_class"] != "BOUND_CONSTANT" {
+			return fn, "", false, true
+		}
+		part := constantText(subs[0])
+		return fn, part, !duckfn.DatePartFails(fn, part, typeID(subs[1]["return_type"])), true
 	}
 	if name == "last_day" {
-		return true, true
+		return name, "", true, true
 	}
-	return false, false
+	return "", "", false, false
 }
 
 // constantText is the text of a constant expression e, or "".
@@ -294,17 +292,6 @@ func constantText(e map[string]any) string {
 // isTry reports whether expression e is TRY(...).
 func isTry(e map[string]any) bool {
 	return e["expression_class"] == "BOUND_OPERATOR" && e["type"] == "OPERATOR_TRY"
-}
-
-// constantPartWorks reports whether date function fn (duckfn.DateFunction), of part and
-// value, has a constant part that DuckDB does not fail on for value's type.
-func constantPartWorks(fn string, part, value map[string]any) bool {
-	if part["expression_class"] != "BOUND_CONSTANT" {
-		return false
-	}
-	v, _ := part["value"].(map[string]any)
-	text, ok := v["value"].(string)
-	return ok && !duckfn.DatePartFails(fn, text, typeID(value["return_type"]))
 }
 
 // fitsInt32 reports whether e's values fit 32 bits: a narrower integer, or a small constant,
@@ -382,7 +369,7 @@ func (c *viewCheck) failsInsideTry(e map[string]any) string {
 		if !likeConstant(name, subs) {
 			return "LIKE with a pattern that is not a constant (DuckDB's matcher for it recursed past its stack on one row, or ran for minutes: it crashes or hangs, even inside TRY)"
 		}
-		if works, ok := dateCallWorks(name, subs); ok && !works {
+		if _, _, works, ok := dateCall(name, subs); ok && !works {
 			return name + "() of a part its value's type lacks (which fails even inside TRY)"
 		} else if !ok && !totalFunctions[name] && !tryCatchable[name] {
 			return name + "() (whose errors TRY does not catch)"

@@ -92,7 +92,7 @@ func (b *anonBuilder) aggregate(f Func, n *ast.FuncCall) (*Aggregate, error) {
 			if len(args) != 1 {
 				return nil, argCount(n, upper+"(DISTINCT x) takes one argument")
 			}
-			c, ok := unparen(args[0]).(*ast.ColumnRef)
+			c, ok := ast.Unparen(args[0]).(*ast.ColumnRef)
 			if !ok || !b.isUnit(c) {
 				return nil, sqlerr.New(args[0].Span().Start, sqlerr.FeatureNotSupported,
 					"%s(DISTINCT ...) is only supported on the privacy unit (it counts distinct users)", upper).
@@ -176,7 +176,7 @@ func (b *anonBuilder) aggregate(f Func, n *ast.FuncCall) (*Aggregate, error) {
 		return nil, sqlerr.New(n.Span().Start, sqlerr.FeatureNotSupported, "DISTINCT is only supported as %s(DISTINCT <privacy unit>)", "ANON_COUNT")
 	}
 	if agg.Arg != nil {
-		if l, ok := unparen(agg.Arg).(*ast.Literal); ok && l.Kind == ast.NullLit && agg.Func != CountValues {
+		if l, ok := ast.Unparen(agg.Arg).(*ast.Literal); ok && l.Kind == ast.NullLit && agg.Func != CountValues {
 			// The literal NULL has no type (PostgreSQL cannot bind it as a sum's argument)
 			// and aggregates no value: a mistake, said here rather than by the database.
 			return nil, sqlerr.New(agg.Arg.Span().Start, sqlerr.DatatypeMismatch, "the argument of %s is the literal NULL: it has no type and no value", upper).

@@ -523,7 +523,7 @@ func (a *analyzer) nameOutputs(s *ast.Select) {
 		if it.Star || it.Alias != nil || it.Expr == nil {
 			continue
 		}
-		if c, ok := unparen(it.Expr).(*ast.ColumnRef); ok {
+		if c, ok := ast.Unparen(it.Expr).(*ast.ColumnRef); ok {
 			last := *c.Parts[len(c.Parts)-1]
 			it.Alias = &last
 			continue
@@ -594,10 +594,10 @@ func (a *analyzer) outputs(s *ast.Select, sc *scope) ([]string, int, error) {
 			name := ""
 			if it.Alias != nil {
 				name = it.Alias.Name
-			} else if c, ok := unparen(it.Expr).(*ast.ColumnRef); ok {
+			} else if c, ok := ast.Unparen(it.Expr).(*ast.ColumnRef); ok {
 				name = c.Parts[len(c.Parts)-1].Name
 			}
-			if c, ok := unparen(it.Expr).(*ast.ColumnRef); ok {
+			if c, ok := ast.Unparen(it.Expr).(*ast.ColumnRef); ok {
 				if r, err := sc.resolve(c); err == nil && r.isUnit() && unitIdx < 0 {
 					unitIdx = len(cols)
 				}
@@ -711,16 +711,6 @@ func checkSubscript(n *ast.Subscript) error {
 	return nil
 }
 
-func unparen(x ast.Expr) ast.Expr {
-	for {
-		p, ok := x.(*ast.Paren)
-		if !ok {
-			return x
-		}
-		x = p.X
-	}
-}
-
 func (a *analyzer) hasAggregate(s *ast.Select) bool {
 	found := false
 	check := func(x ast.Expr) {
@@ -753,7 +743,7 @@ func (a *analyzer) groupsByUnit(s *ast.Select, sc *scope) bool {
 		return false
 	}
 	for _, g := range s.GroupBy.Items {
-		g = unparen(g)
+		g = ast.Unparen(g)
 		if c, ok := g.(*ast.ColumnRef); ok {
 			if r, err := sc.resolve(c); err == nil && r.isUnit() {
 				return true
@@ -762,7 +752,7 @@ func (a *analyzer) groupsByUnit(s *ast.Select, sc *scope) bool {
 			if len(c.Parts) == 1 {
 				for _, it := range s.Items {
 					if it.Alias != nil && catalog.SameName(it.Alias.Name, c.Parts[0].Name) {
-						if ic, ok := unparen(it.Expr).(*ast.ColumnRef); ok {
+						if ic, ok := ast.Unparen(it.Expr).(*ast.ColumnRef); ok {
 							if r, err := sc.resolve(ic); err == nil && r.isUnit() {
 								return true
 							}
@@ -775,7 +765,7 @@ func (a *analyzer) groupsByUnit(s *ast.Select, sc *scope) bool {
 			var n int
 			fmt.Sscan(l.Text, &n)
 			if n >= 1 && n <= len(s.Items) && s.Items[n-1].Expr != nil {
-				if ic, ok := unparen(s.Items[n-1].Expr).(*ast.ColumnRef); ok {
+				if ic, ok := ast.Unparen(s.Items[n-1].Expr).(*ast.ColumnRef); ok {
 					if r, err := sc.resolve(ic); err == nil && r.isUnit() {
 						return true
 					}

@@ -110,9 +110,9 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 		case it.Alias != nil:
 			o.Name = it.Alias.Name
 		default:
-			if c, ok := unparen(it.Expr).(*ast.ColumnRef); ok {
+			if c, ok := ast.Unparen(it.Expr).(*ast.ColumnRef); ok {
 				o.Name = c.Parts[len(c.Parts)-1].Name
-			} else if f, ok := unparen(it.Expr).(*ast.FuncCall); ok && len(f.Fields) > 0 {
+			} else if f, ok := ast.Unparen(it.Expr).(*ast.FuncCall); ok && len(f.Fields) > 0 {
 				o.Name = f.Fields[len(f.Fields)-1].Name // as ZetaSQL names a field access
 			} else {
 				o.Name = ast.Format(it.Expr)
@@ -128,7 +128,7 @@ func (a *analyzer) anonymized(q *ast.Query, s *ast.Select) (*Query, error) {
 	for _, o := range q.OrderBy {
 		a.mark(o)
 		item := *o
-		if c, ok := unparen(o.Expr).(*ast.ColumnRef); ok && len(c.Parts) == 1 && out.outputNamed(c.Parts[0].Name) {
+		if c, ok := ast.Unparen(o.Expr).(*ast.ColumnRef); ok && len(c.Parts) == 1 && out.outputNamed(c.Parts[0].Name) {
 			a.markTree(o.Expr)
 			out.OrderBy = append(out.OrderBy, &item)
 			continue
@@ -219,7 +219,7 @@ func (b *anonBuilder) groupTarget(x ast.Expr) ast.Expr {
 	return x
 }
 
-func normalized(x ast.Expr) string { return strings.ToLower(ast.Format(unparen(x))) }
+func normalized(x ast.Expr) string { return strings.ToLower(ast.Format(ast.Unparen(x))) }
 
 // post rewrites a select-list, HAVING or ORDER BY expression of the anonymized query into a
 // post-processing expression over key and aggregate columns.
@@ -309,7 +309,7 @@ func (b *anonBuilder) keyColumn(c *ast.ColumnRef) (int, bool) {
 		return 0, false
 	}
 	for i, k := range b.q.Keys {
-		kc, ok := unparen(k.Expr).(*ast.ColumnRef)
+		kc, ok := ast.Unparen(k.Expr).(*ast.ColumnRef)
 		if !ok {
 			continue
 		}
@@ -430,7 +430,7 @@ func (b *anonBuilder) jsonQueryArray(n *ast.FuncCall) (ast.Expr, bool, error) {
 	if len(n.Args) != 1 || len(n.NamedArgs) > 0 || n.Distinct || n.Star || n.Clamped != nil || n.Report != nil || len(n.Fields) > 0 || n.Filter != nil {
 		return refuse()
 	}
-	inner, ok := unparen(n.Args[0]).(*ast.FuncCall)
+	inner, ok := ast.Unparen(n.Args[0]).(*ast.FuncCall)
 	if !ok || len(inner.Name) != 1 || inner.Over != nil {
 		return refuse()
 	}
@@ -501,7 +501,7 @@ func (b *anonBuilder) publicDomain() error {
 	}
 	var src *item
 	for _, k := range b.q.Keys {
-		c, ok := unparen(k.Expr).(*ast.ColumnRef)
+		c, ok := ast.Unparen(k.Expr).(*ast.ColumnRef)
 		var r ref
 		var err error
 		if ok {
@@ -568,7 +568,7 @@ func (b *anonBuilder) declaredDomains() error {
 	}
 	var doms []ast.Expr
 	for _, k := range b.q.Keys {
-		c, ok := unparen(k.Expr).(*ast.ColumnRef)
+		c, ok := ast.Unparen(k.Expr).(*ast.ColumnRef)
 		if !ok {
 			return nil
 		}

@@ -438,12 +438,12 @@ func joinedUnits(j *ast.Join, l, r *fromResult, using []string, sc *scope) []ast
 		}
 	}
 	for _, conj := range conjuncts(j.On) {
-		b, ok := unparen(conj).(*ast.Binary)
+		b, ok := ast.Unparen(conj).(*ast.Binary)
 		if !ok || b.Op != "=" {
 			continue
 		}
-		lc, lok := unparen(b.L).(*ast.ColumnRef)
-		rc, rok := unparen(b.R).(*ast.ColumnRef)
+		lc, lok := ast.Unparen(b.L).(*ast.ColumnRef)
+		rc, rok := ast.Unparen(b.R).(*ast.ColumnRef)
 		if !lok || !rok {
 			continue
 		}
@@ -484,7 +484,7 @@ func conjuncts(x ast.Expr) []ast.Expr {
 	if x == nil {
 		return nil
 	}
-	if b, ok := unparen(x).(*ast.Binary); ok && b.Op == "AND" {
+	if b, ok := ast.Unparen(x).(*ast.Binary); ok && b.Op == "AND" {
 		return append(conjuncts(b.L), conjuncts(b.R)...)
 	}
 	return []ast.Expr{x}

@@ -70,7 +70,7 @@ func (b *anonBuilder) report(agg *Aggregate, n *ast.FuncCall, format ast.Expr) e
 		name = n.Report.Format.Name
 	case format != nil:
 		pos = format.Span().Start
-		switch x := unparen(format).(type) {
+		switch x := ast.Unparen(format).(type) {
 		case *ast.Literal:
 			if x.Kind == ast.StringLit {
 				name = x.Text

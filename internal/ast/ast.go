@@ -304,6 +304,12 @@ type TableName struct {
 	// (a cast to text) showed only when that person's row was there (outside reviews).
 	// Format ignores it.
 	PrivateColumns []DeclaredColumn
+	// SignBlind is set by internal/rewrite on a private relation of an anonymized query's
+	// FROM: the columns the query reads only as the whole argument of aggregates that cannot
+	// tell -0.0 from 0.0 or -nan from nan (ANON_SUM, ANON_AVG, ANON_COUNT). internal/sqlgen
+	// reads those of a float type as stored, without the canonical read PrivateColumns
+	// implies. Format ignores it.
+	SignBlind []string
 }
 
 // DeclaredColumn is a column of a relation with its type as the catalog spells it.

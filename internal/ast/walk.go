@@ -337,3 +337,14 @@ func Collect[T Node](n Node, skip func(Node) bool) []T {
 	})
 	return out
 }
+
+// Unparen is x without the parentheses around it.
+func Unparen(x Expr) Expr {
+	for {
+		p, ok := x.(*Paren)
+		if !ok {
+			return x
+		}
+		x = p.X
+	}
+}

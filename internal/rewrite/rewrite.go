@@ -1,6 +1,7 @@
 // Package rewrite turns an analyzed anonymized query into a plan.Plan: it decides the
 // mechanisms (noise kind, partition-selection rule), splits the query's (epsilon, delta)
-// among them the way ZetaSQL does, fixes the contribution bounds, and draws the sampling seed.
+// among them the way ZetaSQL does, fixes the contribution bounds, draws the sampling seed, and
+// marks the private floats whose sign the query cannot see (read as stored: signBlindReads).
 //
 // Each step is a named pass over the plan; the plan is checked after the last one.
 package rewrite
@@ -40,6 +41,7 @@ func Rewrite(q *analyzer.Query) (*plan.Plan, error) {
 		{"mechanisms", mechanisms},
 		{"budget-split", budgetSplit},
 		{"seed", seed},
+		{"sign-blind-reads", signBlindReads},
 		{"check", check},
 	} {
 		if err := ps.run(p); err != nil {

@@ -38,6 +38,11 @@ func TestLeakSignBlindReads(t *testing.T) {
 		opts + "g, ANON_SUM(x CLAMPED BETWEEN 0 AND 10) AS s FROM (SELECT uid, g, x FROM %s WHERE CAST(x AS VARCHAR) <> '-0.0') AS s GROUP BY g",
 		opts + "g, ANON_VAR_POP(y CLAMPED BETWEEN 0 AND 10) AS v, ANON_COUNT(*) AS n FROM %s WHERE CAST(y AS VARCHAR) = 'nan' GROUP BY g",
 		opts + "g, ANON_SUM(x + z CLAMPED BETWEEN 0 AND 10) AS s, ANON_SUM(x) AS t FROM %s GROUP BY g",
+		// An alias list renames x, which references by its name then missed (an outside
+		// review released a group "-0.0" and a sum of 1/c of -603 against 603 so).
+		opts + "CAST(c AS VARCHAR) AS k, ANON_COUNT(*) AS n FROM %s AS q(uid, g, c, d, e) GROUP BY k",
+		opts + "CAST(d AS VARCHAR) AS k, ANON_SUM(1 / c CLAMPED BETWEEN -1 AND 1) AS n FROM %s AS q(uid, g, c, d, e) GROUP BY k",
+		opts + "CAST(c AS VARCHAR) AS k, ANON_SUM(r.x CLAMPED BETWEEN 0 AND 1) AS s FROM %[1]s AS r JOIN %[1]s AS q(u2, g2, c, d, e) ON r.uid = q.u2 GROUP BY k",
 	}
 	released := map[string][]string{}
 	for _, who := range []string{"nobody", "target"} {

@@ -42,6 +42,9 @@ func TestSignBlindReads(t *testing.T) {
 		{opts + "t.g, ANON_SUM(x) AS s FROM t JOIN u ON t.uid = u.uid AND t.x = u.w GROUP BY t.g", "t: y; u:"},
 		{opts + "g, ANON_SUM(x) AS s FROM t JOIN p USING (g) GROUP BY g", "t:"},
 		{opts + "g, ANON_SUM(x) AS s FROM (SELECT uid, g, x FROM t) AS s GROUP BY g", ""},
+		// An alias list reads x as c (an outside review).
+		{opts + "CAST(c AS VARCHAR) AS k, ANON_COUNT(*) AS n FROM t AS q(uid, g, c) GROUP BY k", "t:"},
+		{opts + "CAST(c AS VARCHAR) AS k, ANON_SUM(t.x) AS s FROM t JOIN t AS q(u2, g2, c) ON t.uid = q.u2 GROUP BY k", "t:; t:"},
 		{opts + "g, ANON_SUM(x) AS s FROM t WHERE g IN (SELECT g FROM p WHERE label = 'x') GROUP BY g", "t: x y"},
 		{opts + "g, ANON_SUM(x) AS s FROM t WHERE EXISTS (SELECT 1 FROM p WHERE p.g = t.g AND t.y > 0) GROUP BY g", "t: x"},
 		{"WITH c AS (SELECT uid, g, x FROM t WHERE y > 0) " + opts + "t.g, ANON_SUM(t.x) AS s FROM t JOIN c ON t.uid = c.uid GROUP BY t.g", "t:"},

@@ -266,6 +266,8 @@ func TestReservedColumnNames(t *testing.T) {
 			{"SELECT p.at FROM pub AS p ORDER BY 1", "[[2] [3]]"},
 			// Functions PostgreSQL's grammar reserves stay unquoted (quoted, they are no function).
 			{"SELECT coalesce(at, 0), greatest(at, 1), least(at, 9), ifnull(at, 0), nullif(at, 3), substring(current_date, 1, 1) FROM pub ORDER BY 1", "[[2 2 2 2 2 x] [3 3 3 3 <nil> y]]"},
+			// iff is if to DuckDB 1.5, which lacks it.
+			{"SELECT iff(at > 2, 'big', 'small'), if(at > 2, 1, 0) FROM pub ORDER BY 1", "[[big 1] [small 0]]"},
 			{"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, kappa=1, k_threshold=1) at, user, ANON_COUNT(*) AS n, ANON_SUM(\"offset\" CLAMPED BETWEEN 0 AND 10) AS s FROM p GROUP BY at, user ORDER BY at, user",
 				"[[2 a 1 5] [2 b 1 6] [3 a 1 7]]"},
 			{"SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, kappa=1, k_threshold=1) x.AT, ANON_COUNT(*) AS n FROM p AS x JOIN pub USING (at) GROUP BY x.AT ORDER BY 1",

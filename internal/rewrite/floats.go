@@ -10,17 +10,19 @@ import (
 
 // signBlindReads marks the columns of each private relation of the anonymized FROM that the
 // query reads only as the whole argument of ANON_SUM, ANON_AVG or ANON_COUNT(x), or not at
-// all (ast.TableName.SignBlind), so that internal/sqlgen may read a float column there as stored
-// rather than canonically. The canonical read exists because DuckDB's storage and Parquet
-// dictionaries can hand one person's -0.0 or -nan to everyone's equal values
+// all (ast.TableName.SignBlind), so that internal/sqlgen may read a float column there as
+// stored rather than canonically. The canonical read exists because DuckDB's storage and
+// Parquet dictionaries can hand one person's -0.0 or -nan to everyone's equal values
 // (sqlgen.NormaliseStored); what those aggregates do with a value cannot tell a sign apart:
 // NaN of either sign becomes NULL (NULLIF compares NaNs equal), a sum or mean of zeros of
 // either sign is a zero that clamps and encodes to the integer 0, COUNT counts either, the
-// implicit bounds' bins test x < 0 and ABS(x), and DuckDB's hash, which the priorities
-// read, is the same for both signs. Any other reference to a column of that name anywhere in
-// the statement (WHERE, keys, another aggregate, a join condition, a subquery, a CTE), a star
-// a USING or NATURAL join, or an alias list renaming columns keeps every column canonical: what reads a column beside the
-// aggregate might read its sign. Only the speed changes (docs/benchmarks.md).
+// implicit bounds' bins test x < 0 and ABS(x), and DuckDB's hash, which the priorities read,
+// is the same for both signs. Any other reference to a column of that name anywhere in the
+// statement (WHERE, keys, another aggregate, a join condition, a subquery, a CTE) keeps that
+// name canonical; a star, a USING or NATURAL join, a FROM item other than a relation's name
+// (a subquery, UNNEST) or an alias list renaming columns keeps every column canonical: what
+// reads a column beside the aggregate might read its sign. Only the speed changes
+// (docs/benchmarks.md).
 func signBlindReads(p *plan.Plan) error {
 	q := p.Query
 	var tables []*ast.TableName

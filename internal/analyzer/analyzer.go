@@ -471,6 +471,16 @@ func (a *analyzer) plainSelect(s *ast.Select, e *env, ctx context) (*relInfo, er
 	}
 	info := &relInfo{cols: out, unitIdx: unitIdx, private: private}
 	if !private {
+		if a.inAnon > 0 {
+			// A public subquery of an anonymized query runs in the stage beside the private
+			// rows, in the same total form, and which of its groups DuckDB computes can depend
+			// on them (a join's pushed-down key, a probe side left early): a cast of an
+			// aggregate that TRY_CAST cannot make total failed only when the target's row
+			// selected its group (an outside review).
+			if err := aggregateInExpression(s, false); err != nil {
+				return nil, err
+			}
+		}
 		return info, nil
 	}
 	// Ownership rules for a subquery over private data.
@@ -493,7 +503,7 @@ func (a *analyzer) plainSelect(s *ast.Select, e *env, ctx context) (*relInfo, er
 			"SELECT DISTINCT over private data must keep the privacy unit in its output", "")
 	}
 	hasAgg := s.GroupBy != nil || a.hasAggregate(s)
-	if err := aggregateInExpression(s); err != nil {
+	if err := aggregateInExpression(s, true); err != nil {
 		return nil, err
 	}
 	if hasAgg {
@@ -1075,13 +1085,14 @@ func CastMayFail(c *ast.Cast) bool {
 	return strings.Contains(t, "DATE") || strings.Contains(t, "TIME")
 }
 
-// aggregateInExpression refuses, in a SELECT over private data, a plain aggregate whose
+// aggregateInExpression refuses, in a SELECT over private data or (private false) in any
+// SELECT of an anonymized query, a plain aggregate whose
 // result is used inside an expression (LEAST(COUNT(*), 12), SUM(x) / COUNT(*), HAVING
 // COUNT(*) > 5). Over private data every fallible expression is evaluated in its total form
 // (on DuckDB inside TRY, which cannot hold an aggregate), so the database would refuse the
 // query; the same computation written over the subquery's output in the enclosing query is
 // total, and the hint says how. Aggregates as whole select items, with any argument, are fine.
-func aggregateInExpression(s *ast.Select) error {
+func aggregateInExpression(s *ast.Select, private bool) error {
 	check := func(x ast.Expr) error {
 		if x == nil {
 			return nil
@@ -1125,6 +1136,11 @@ func aggregateInExpression(s *ast.Select) error {
 			return nil
 		}
 		name := strings.ToUpper(lastName(found.Name))
+		if !private {
+			return sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported,
+				"the result of %s cannot be used inside an expression in a subquery of an anonymized query", name).
+				WithHint("select the aggregate alone in the subquery (%s AS c) and compute with c in the enclosing query, e.g. CAST(c AS DATE)", ast.Format(found))
+		}
 		return sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported,
 			"the result of %s cannot be used inside an expression in a subquery over private data", name).
 			WithHint("select the aggregate alone in the subquery (%s AS c, with the privacy unit and GROUP BY it) and compute with c in the enclosing query, e.g. ANON_SUM(LEAST(c, 12) CLAMPED BETWEEN 0 AND 12) or WHERE c > 5", ast.Format(found))

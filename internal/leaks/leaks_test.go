@@ -704,3 +704,21 @@ func TestLeakJoinUsingTypes(t *testing.T) {
 		}
 	})
 }
+
+// An outside review (2026-11-29, night): a public subquery of an anonymized query cast an
+// aggregate to TIME, printed as a bare TRY_CAST (DuckDB allows no aggregate inside TRY),
+// which fails on TIMESTAMP 'infinity'. Which of the subquery's groups DuckDB computed depended
+// on the private side of the join (the key of the target's row, selected by a WHERE on its
+// value, pushed into the public scan; otherwise the probe side left early), so the query
+// failed only when the target's value passed the WHERE. A cast of an aggregate that can fail
+// is refused in every subquery of an anonymized query, as over private data.
+func TestLeakCastOfAggregateInPublicSubquery(t *testing.T) {
+	opts := anon("epsilon=1, delta=1e-6, kappa=1")
+	queries := []string{
+		opts + ` ANON_COUNT(q.n, 1) AS n FROM people JOIN (SELECT p, CAST(max(CASE WHEN p = 3 THEN TIMESTAMP 'infinity' END) AS TIME) AS n FROM pos GROUP BY p) q ON people.age - 15 = q.p WHERE people.uid = 7 AND people.salary > 500000`,
+		opts + ` ANON_COUNT(q.n, 1) AS n FROM people JOIN (SELECT c, CAST(min(CASE WHEN c = 'x' THEN DATE '5881580-07-10' END) AS TIMESTAMPTZ) AS n FROM ch GROUP BY c) q ON substr(people.name, 1, 1) = q.c WHERE people.uid = 7`,
+		`WITH q AS (SELECT p, CAST(max(CASE WHEN p = 3 THEN TIMESTAMP 'infinity' END) AS TIME) AS n FROM pos GROUP BY p) ` +
+			opts + ` ANON_COUNT(q.n, 1) AS n FROM people JOIN q ON people.age - 15 = q.p WHERE people.uid = 7 AND people.salary > 500000`,
+	}
+	checkEach(t, queries, attack{refused: true})
+}

@@ -904,6 +904,16 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 		if kind == unknownFunc {
 			return unknownFunction(n)
 		}
+		if a.inAnon > 0 {
+			// A public subquery of an anonymized query runs beside the private rows, and
+			// DuckDB pushes a join's keys through a window's partitions into the public
+			// scan: ntile(0), or a window's result cast to TIME, failed only for the
+			// partition the target's row joined (found after an outside review's cast of
+			// an aggregate). A window cannot be inside TRY, so none is computed there.
+			return sqlerr.Privacy(n.Span().Start, RuleNoWindow,
+				"window functions are not allowed in an anonymized query, even over public relations: which rows the database computes them for can depend on the private rows they are joined with",
+				"compute the window in a query over the public relations alone, or group the public rows instead")
+		}
 		return nil
 	}
 	if lower := strings.ToLower(name); kind == unknownFunc && publicOnlyFuncs[lower] {

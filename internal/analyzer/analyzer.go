@@ -917,7 +917,7 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 		return nil
 	}
 	if lower := strings.ToLower(name); kind == unknownFunc && publicOnlyFuncs[lower] {
-		if private {
+		if private || a.inAnon > 0 {
 			return sqlerr.Privacy(n.Span().Start, RuleUnknownFunction,
 				fmt.Sprintf("%s is not allowed over private data: it fails on some values", lower),
 				"use it in an outer query over an anonymized query's released rows, or on public data")
@@ -938,6 +938,16 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 			return sqlerr.Privacy(n.Span().Start, RuleUnknownFunction,
 				fmt.Sprintf("%s is not allowed over private data: on one user's rows it can fail or build a value of any size", strings.ToLower(name)),
 				"use count, sum, avg, min, max, median or another aggregate listed in docs/sql.md")
+		}
+		if a.inAnon > 0 && !perUnitAggregates[strings.ToLower(name)] {
+			// Over public rows too: DuckDB computes a public subquery's groups only as far
+			// as the private rows joined with it ask (their keys pushed into the scan, or a
+			// probe side left early), and stddev of 1e308 and -1e308 raised "out of range"
+			// inside the aggregate, where no TRY reaches: the query failed only when the
+			// target's row joined that group (an outside review).
+			return sqlerr.Privacy(n.Span().Start, RuleUnknownFunction,
+				fmt.Sprintf("%s is not allowed in an anonymized query, even over public relations: it can fail on some groups, and which groups the database computes can depend on the private rows", strings.ToLower(name)),
+				"use count, sum, avg, min, max, median or another aggregate listed in docs/sql.md, or compute it in a query over the public relations alone")
 		}
 	}
 	switch strings.ToLower(name) {

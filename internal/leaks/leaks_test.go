@@ -714,7 +714,9 @@ func TestLeakJoinUsingTypes(t *testing.T) {
 // is refused in every subquery of an anonymized query, as over private data. Window functions
 // there failed the same way (ntile(0), a window's result cast to TIME, for the partition the
 // target's row joined: DuckDB pushes the join's keys through the partitions), and a window
-// cannot be inside TRY either, so none is allowed in an anonymized query.
+// cannot be inside TRY either, so none is allowed in an anonymized query. A fourth review did
+// it with an aggregate that raises inside itself (stddev, out of range on one group), so only
+// the aggregates allowed over private data are allowed anywhere in an anonymized query.
 func TestLeakFailuresInPublicSubqueries(t *testing.T) {
 	opts := anon("epsilon=1, delta=1e-6, kappa=1")
 	queries := []string{
@@ -725,6 +727,12 @@ func TestLeakFailuresInPublicSubqueries(t *testing.T) {
 		opts + ` ANON_COUNT(q.n, 1) AS n FROM people JOIN (SELECT p, ntile(CASE WHEN p = 3 THEN 0 ELSE 1 END) OVER (PARTITION BY p) AS n FROM pos) q ON people.age - 15 = q.p WHERE people.uid = 7 AND people.salary > 500000`,
 		opts + ` ANON_COUNT(q.n, 1) AS n FROM people JOIN (SELECT p, CAST(max(CASE WHEN p = 3 THEN TIMESTAMP 'infinity' END) OVER (PARTITION BY p) AS TIME) AS n FROM pos) q ON people.age - 15 = q.p WHERE people.uid = 7 AND people.salary > 500000`,
 		`WITH q AS (SELECT p, row_number() OVER (ORDER BY p) AS n FROM pos) ` + opts + ` ANON_COUNT(q.n, 1) AS n FROM people JOIN q ON people.age - 15 = q.p`,
+		// A fourth review: aggregates that raise inside themselves (stddev of 1e308 and
+		// -1e308 is "out of range"), where no TRY reaches; only those allowed over private
+		// data are allowed anywhere in an anonymized query.
+		opts + ` ANON_COUNT(q.n, 1) AS n FROM people JOIN (SELECT a.p, stddev(CASE WHEN a.p = 3 AND b.p = 1 THEN 1e308 WHEN a.p = 3 THEN -1e308 ELSE 1 END) AS n FROM pos AS a CROSS JOIN pos AS b GROUP BY a.p) q ON people.age - 15 = q.p WHERE people.uid = 7 AND people.salary > 500000`,
+		opts + ` ANON_COUNT(q.n, 1) AS n FROM (SELECT a.p, var_pop(CASE WHEN a.p = 3 AND b.p = 1 THEN 1e308 WHEN a.p = 3 THEN -1e308 ELSE 1 END) AS n FROM pos AS a CROSS JOIN pos AS b GROUP BY a.p) q JOIN people ON people.age - 15 = q.p WHERE people.uid = 7`,
+		`WITH q AS (SELECT a.p, corr(a.p, CASE WHEN a.p = 3 THEN 1e308 ELSE b.p END) AS n FROM pos AS a CROSS JOIN pos AS b GROUP BY a.p) ` + opts + ` ANON_COUNT(q.n, 1) AS n FROM people JOIN q ON people.age - 15 = q.p`,
 	}
 	checkEach(t, queries, attack{refused: true})
 }

@@ -72,7 +72,6 @@ var perUnitAggregates = setOf(
 	"arbitrary", "first", "last", "count_if", "countif", "mode", "approx_count_distinct",
 	"quantile_cont", "quantile_disc", "arg_min", "arg_max", "min_by", "max_by",
 	"every", "logical_and", "logical_or", "percentile_cont", "percentile_disc",
-	"fsum", "sumkahan",
 )
 
 // withoutCount are the aggregates whose last argument, in DuckDB, may be a count of values to

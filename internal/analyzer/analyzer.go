@@ -937,20 +937,20 @@ func (a *analyzer) checkCall(n *ast.FuncCall, private bool) error {
 	case windowOnlyFunc:
 		return sqlerr.New(n.Span().Start, sqlerr.SyntaxError, "%s needs an OVER clause", strings.ToUpper(name))
 	case aggregateFunc:
-		if private && !perUnitAggregates[strings.ToLower(name)] {
+		if (private || a.inAnon > 0) && !perUnitAggregates[strings.ToLower(name)] {
+			why, hint := "over private data: on one user's rows it can fail or build a value of any size", ""
+			if !private {
+				// Over public rows too: DuckDB computes a public subquery's groups only as
+				// far as the private rows joined with it ask (their keys pushed into the
+				// scan, or a probe side left early), and stddev of 1e308 and -1e308 raised
+				// "out of range" inside the aggregate, where no TRY reaches: the query failed
+				// only when the target's row joined that group (an outside review).
+				why = "in an anonymized query, even over public relations: it can fail on some groups, and which groups the database computes can depend on the private rows"
+				hint = ", or compute it in a query over the public relations alone"
+			}
 			return sqlerr.Privacy(n.Span().Start, RuleUnknownFunction,
-				fmt.Sprintf("%s is not allowed over private data: on one user's rows it can fail or build a value of any size", strings.ToLower(name)),
-				"use count, sum, avg, min, max, median or another aggregate listed in docs/sql.md")
-		}
-		if a.inAnon > 0 && !perUnitAggregates[strings.ToLower(name)] {
-			// Over public rows too: DuckDB computes a public subquery's groups only as far
-			// as the private rows joined with it ask (their keys pushed into the scan, or a
-			// probe side left early), and stddev of 1e308 and -1e308 raised "out of range"
-			// inside the aggregate, where no TRY reaches: the query failed only when the
-			// target's row joined that group (an outside review).
-			return sqlerr.Privacy(n.Span().Start, RuleUnknownFunction,
-				fmt.Sprintf("%s is not allowed in an anonymized query, even over public relations: it can fail on some groups, and which groups the database computes can depend on the private rows", strings.ToLower(name)),
-				"use count, sum, avg, min, max, median or another aggregate listed in docs/sql.md, or compute it in a query over the public relations alone")
+				fmt.Sprintf("%s is not allowed %s", strings.ToLower(name), why),
+				"use count, sum, avg, min, max, median or another aggregate listed in docs/sql.md"+hint)
 		}
 	}
 	switch strings.ToLower(name) {
@@ -1098,30 +1098,24 @@ func (a *analyzer) exprSubquery(q *ast.Query, sc *scope, e *env) error {
 	return err
 }
 
-// CastMayFail reports whether DuckDB's TRY_CAST can still fail for cast c: a conversion to a
-// date or time type (TRY_CAST of TIMESTAMP 'infinity' to TIME, of the largest DATE to
-// TIMESTAMPTZ, of a TIMESTAMP beyond TIMESTAMP_NS's range: a fifth outside review). sqlgen
-// prints analysts' casts as TRY(TRY_CAST(...)), which catches it, except around an aggregate,
-// which DuckDB does not allow inside TRY; there these casts are refused.
-func CastMayFail(c *ast.Cast) bool {
-	t := strings.ToUpper(ast.Format(c.Type))
-	return strings.Contains(t, "DATE") || strings.Contains(t, "TIME")
-}
-
 // aggregateCastTotal reports whether c, a cast of aggregate f's result (printed as a bare
-// TRY_CAST: DuckDB allows no aggregate inside TRY), cannot fail: a cast to text, or a cast to
-// another type than a date or time (CastMayFail) of an aggregate whose result is a number or
-// a boolean whatever its argument (counts; sum and avg, computed over doubles). DuckDB's
-// TRY_CAST still raises from a BIT too long for the target or a BIGNUM beyond it ("Bitstring
-// doesn't fit inside of INT32"), which max, min and the other aggregates that return their
-// argument's type give from a stored column: a cast of max(...) to INTEGER failed only on one
-// person's value (outside reviews).
+// TRY_CAST: DuckDB allows no aggregate inside TRY, which would catch what TRY_CAST raises),
+// cannot fail: a cast to text, or a cast of an aggregate whose result is a number or a boolean
+// whatever its argument (counts; sum and avg, computed over doubles) to another type than a
+// date or time. DuckDB's TRY_CAST still raises between some date and time types (TIMESTAMP
+// 'infinity' to TIME, the largest DATE to TIMESTAMPTZ, a TIMESTAMP beyond TIMESTAMP_NS's
+// range), and from a BIT too long for the target or a BIGNUM beyond it ("Bitstring doesn't
+// fit inside of INT32"), which max, min and the other aggregates that return their argument's
+// type give from a stored column: a cast of max(...) failed only on one person's value
+// (outside reviews).
 func aggregateCastTotal(c *ast.Cast, f *ast.FuncCall) bool {
-	switch strings.ToUpper(strings.TrimSpace(ast.Format(c.Type))) {
+	t := strings.ToUpper(strings.TrimSpace(ast.Format(c.Type)))
+	switch t {
 	case "VARCHAR", "TEXT", "STRING":
 		return true
 	}
-	return fixedTypeAggregates[strings.ToLower(lastName(f.Name))] && !CastMayFail(c)
+	datetime := strings.Contains(t, "DATE") || strings.Contains(t, "TIME")
+	return fixedTypeAggregates[strings.ToLower(lastName(f.Name))] && !datetime
 }
 
 // fixedTypeAggregates are the allowed aggregates whose result is a number or a boolean
@@ -1179,15 +1173,13 @@ func aggregateInExpression(s *ast.Select, private bool) error {
 		if found == nil {
 			return nil
 		}
-		name := strings.ToUpper(lastName(found.Name))
+		where, alone, example := "a subquery over private data", " AS c, with the privacy unit and GROUP BY it", "ANON_SUM(LEAST(c, 12) CLAMPED BETWEEN 0 AND 12) or WHERE c > 5"
 		if !private {
-			return sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported,
-				"the result of %s cannot be used inside an expression in a subquery of an anonymized query", name).
-				WithHint("select the aggregate alone in the subquery (%s AS c) and compute with c in the enclosing query, e.g. CAST(c AS DATE)", ast.Format(found))
+			where, alone, example = "a subquery of an anonymized query", " AS c", "CAST(c AS DATE)"
 		}
 		return sqlerr.New(x.Span().Start, sqlerr.FeatureNotSupported,
-			"the result of %s cannot be used inside an expression in a subquery over private data", name).
-			WithHint("select the aggregate alone in the subquery (%s AS c, with the privacy unit and GROUP BY it) and compute with c in the enclosing query, e.g. ANON_SUM(LEAST(c, 12) CLAMPED BETWEEN 0 AND 12) or WHERE c > 5", ast.Format(found))
+			"the result of %s cannot be used inside an expression in %s", strings.ToUpper(lastName(found.Name)), where).
+			WithHint("select the aggregate alone in the subquery (%s%s) and compute with c in the enclosing query, e.g. %s", ast.Format(found), alone, example)
 	}
 	for _, it := range s.Items {
 		if err := check(it.Expr); err != nil {

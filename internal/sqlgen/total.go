@@ -108,8 +108,9 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 		// cast itself, so that DuckDB, which computes a repeated expression once, computes
 		// it with its TRY. The operand is printed (and guarded) on its own.
 		// DuckDB refuses aggregates and window functions inside TRY: a cast of one stays a
-		// bare TRY_CAST (over private rows the analyzer allows those only to types other than
-		// dates and times, analyzer.CastMayFail).
+		// bare TRY_CAST (anywhere in an anonymized query the analyzer allows it only where
+		// it cannot fail: to text, or a count's, sum's or average's result to a type other
+		// than a date or time, analyzer.aggregateCastTotal).
 		cc := *x
 		cc.Safe, cc.Colon = true, false
 		if aggregates(x.X) {

@@ -161,43 +161,44 @@ const (
 // env holds the CTEs visible at a point.
 type env struct {
 	ctes map[string]*relInfo
-	// cteNames are the names as the CTEs were declared, keyed like ctes.
-	cteNames map[string]*ast.Ident
-	outer    *env
-	scope    *scope // the scope of the enclosing query, for correlated subqueries
+	// cteDefs are the CTEs as declared, keyed like ctes.
+	cteDefs map[string]*ast.CTE
+	outer   *env
+	scope   *scope // the scope of the enclosing query, for correlated subqueries
 }
 
-func (e *env) defineCTE(name *ast.Ident, info *relInfo) {
+func (e *env) defineCTE(cte *ast.CTE, info *relInfo) {
 	if e.ctes == nil {
 		e.ctes = map[string]*relInfo{}
 	}
-	if e.cteNames == nil {
-		e.cteNames = map[string]*ast.Ident{}
+	if e.cteDefs == nil {
+		e.cteDefs = map[string]*ast.CTE{}
 	}
-	key := catalog.NameKey(name.Name)
-	e.ctes[key], e.cteNames[key] = info, name
+	key := catalog.NameKey(cte.Name.Name)
+	e.ctes[key], e.cteDefs[key] = info, cte
 }
 
-// lookupCTE finds the nearest CTE whose name matches id case-insensitively (as in DuckDB).
-// It refuses a match that PostgreSQL would not make (a quoted name differing in case, like
-// WITH "Visits" AS (...) ... FROM visits): there the reference names another relation,
-// which the analysis would not have checked.
-func (e *env) lookupCTE(id *ast.Ident) (*relInfo, bool, error) {
+// lookupCTE finds the nearest CTE whose name matches id case-insensitively (as in DuckDB),
+// and returns what it outputs and its declaration. It refuses a match that PostgreSQL would
+// not make (a quoted name differing in case, like WITH "Visits" AS (...) ... FROM visits):
+// there the reference names another relation, which the analysis would not have checked.
+func (e *env) lookupCTE(id *ast.Ident) (*relInfo, *ast.CTE, error) {
 	key := catalog.NameKey(id.Name)
 	for x := e; x != nil; x = x.outer {
 		r, ok := x.ctes[key]
 		if !ok {
 			continue
 		}
-		if def := x.cteNames[key]; def != nil && foldedName(def) != foldedName(id) {
-			return nil, false, sqlerr.New(id.Span().Start, sqlerr.UndefinedTable,
+		def := x.cteDefs[key]
+		if foldedName(def.Name) != foldedName(id) {
+			return nil, nil, sqlerr.New(id.Span().Start, sqlerr.UndefinedTable,
 				"%s matches the CTE %s only where identifiers ignore case: the databases dpsql runs on disagree on what it names",
-				ast.Format(id), ast.Format(def)).
+				ast.Format(id), ast.Format(def.Name)).
 				WithHint("write the name exactly as in WITH, quoted or not the same way")
 		}
-		return r, true, nil
+		return r, def, nil
 	}
-	return nil, false, nil
+	return nil, nil, nil
 }
 
 // foldedName is an identifier as PostgreSQL compares it: unquoted names fold to lower case.
@@ -224,12 +225,16 @@ func (a *analyzer) query(q *ast.Query, parent *env, ctx context) (*relInfo, erro
 	}
 	a.mark(q)
 	e := &env{outer: parent, ctes: map[string]*relInfo{}, scope: parent.scope}
+	outerRefs := parent.scope.innerRefsUp()
 	if err := a.ctes(q.With, e, ctx); err != nil {
 		return nil, err
 	}
 	info, err := a.setExpr(q.Body, e, ctx)
 	if err != nil {
 		return nil, err
+	}
+	if a.inAnon > 0 && !info.private && parent.scope.innerRefsUp() == outerRefs {
+		computeWhole(q)
 	}
 	if info.private {
 		if len(q.OrderBy) > 0 {
@@ -254,6 +259,23 @@ func (a *analyzer) query(q *ast.Query, parent *env, ctx context) (*relInfo, erro
 		return nil, err
 	}
 	return info, nil
+}
+
+// computeWhole marks q, a public subquery of an anonymized query that refers to nothing
+// outside itself, to be computed whole (ast.Query.Whole), and none of the queries inside it,
+// which its computation covers. DuckDB computes a subquery joined to private rows only as far
+// as they ask: it pushes the join's keys into the public scan and skips the public side when
+// the private side is empty. So an error, or the memory, of a public row that only one
+// person's row joins could tell whether that row exists (outside reviews found failing casts,
+// variances and window functions there, each fixed on its own; this closes the class).
+func computeWhole(q *ast.Query) {
+	ast.Walk(q, func(n ast.Node) bool {
+		if sub, ok := n.(*ast.Query); ok {
+			sub.Whole = false
+		}
+		return true
+	})
+	q.Whole = true
 }
 
 // limits checks that LIMIT and OFFSET are non-negative integer constants: anything else
@@ -292,7 +314,7 @@ func (a *analyzer) ctes(with []*ast.CTE, e *env, ctx context) error {
 		if err := distinctColumns(info, cte.Name.Span().Start); err != nil {
 			return err
 		}
-		e.defineCTE(cte.Name, info)
+		e.defineCTE(cte, info)
 	}
 	return nil
 }

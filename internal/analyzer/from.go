@@ -183,11 +183,12 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 		qualID = t.Alias.Name
 	}
 	if len(t.Name) == 1 {
-		info, ok, err := e.lookupCTE(t.Name[0])
+		info, def, err := e.lookupCTE(t.Name[0])
 		if err != nil {
 			return nil, err
 		}
-		if ok {
+		if def != nil {
+			t.CTE = def
 			// A CTE is private when its rows are: in an expression subquery, a public-groups
 			// relation or an analyst's plain query it is refused like the relations it reads.
 			if info.private && ctx == ctxPublicOnly {
@@ -227,6 +228,7 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 	// A view is read with the column types the catalog holds, which are public and fixed,
 	// not with those its query binds to now, which can depend on the rows (ast.TableName).
 	t.Declared, t.PrivateColumns = nil, nil
+	t.Whole = rel.View && rel.Kind != catalog.Private && a.inAnon > 0
 	for _, c := range rel.Columns {
 		if rel.View {
 			t.Declared = append(t.Declared, ast.DeclaredColumn{Name: c.Name, Type: c.Type})
@@ -518,8 +520,8 @@ func (a *analyzer) relationNames(e *env) []string {
 		}
 	}
 	for x := e; x != nil; x = x.outer {
-		for _, id := range x.cteNames {
-			out = append(out, id.Name)
+		for _, def := range x.cteDefs {
+			out = append(out, def.Name.Name)
 		}
 	}
 	return out

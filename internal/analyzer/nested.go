@@ -121,7 +121,7 @@ func correlated(err error, q *ast.Query, parent *env) error {
 			}
 		case *ast.TableName:
 			if len(x.Name) == 1 {
-				if _, found, _ := parent.lookupCTE(x.Name[0]); found {
+				if _, def, _ := parent.lookupCTE(x.Name[0]); def != nil {
 					outer = true
 				}
 			}

@@ -75,6 +75,20 @@ func (it *item) isUnit(col string) bool {
 type scope struct {
 	items []*item
 	outer *scope
+	// innerRefs counts the references from inner scopes (correlated subqueries) that
+	// resolved here: a subquery whose analysis adds to the count of a scope outside it refers
+	// to that scope (see referencesOutside).
+	innerRefs int
+}
+
+// innerRefsUp is the number of references from inner scopes resolved in s and the scopes
+// enclosing it.
+func (s *scope) innerRefsUp() int {
+	n := 0
+	for sc := s; sc != nil; sc = sc.outer {
+		n += sc.innerRefs
+	}
+	return n
 }
 
 // ref is a resolved column reference.
@@ -103,6 +117,9 @@ func (s *scope) resolve(c *ast.ColumnRef) (ref, error) {
 		}
 		if found {
 			r.outer = outer
+			if outer {
+				sc.innerRefs++
+			}
 			return r, nil
 		}
 		outer = true

@@ -159,6 +159,11 @@ type Query struct {
 	OrderBy []*OrderItem
 	Limit   Expr
 	Offset  Expr
+	// Whole is set by the analyzer on a subquery or CTE of an anonymized query that reads
+	// no private relation and refers to no column outside itself: the SQL generator has the
+	// database compute it whole, before the private rows are joined to it, so that how much
+	// of it is computed (and so whether it fails) cannot depend on them.
+	Whole bool
 }
 
 // CTE is one WITH item: name [(columns)] AS (query).
@@ -310,6 +315,14 @@ type TableName struct {
 	// reads those of a float type as stored, without the canonical read PrivateColumns
 	// implies. Format ignores it.
 	SignBlind []string
+	// CTE is set by the analyzer when the name reads a CTE: its declaration. Format ignores
+	// it.
+	CTE *CTE
+	// Whole is set by the analyzer on a public view read by an anonymized query: like a
+	// public subquery there (Query.Whole), internal/sqlgen has the database compute it whole
+	// on DuckDB, so that how much of the owner's view is computed cannot depend on the
+	// private rows joined to it. Format ignores it.
+	Whole bool
 }
 
 // DeclaredColumn is a column of a relation with its type as the catalog spells it.

@@ -343,6 +343,16 @@ func (e *Engine) dbError(ctx context.Context, err error, st ast.Stmt) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return &sqlerr.Error{Code: sqlerr.QueryCanceled, Pos: st.Span().Start, Msg: "canceling statement due to statement timeout", Cause: err}
 	}
+	if pp := (*exec.PublicPartError)(nil); errors.As(err, &pp) {
+		se := &sqlerr.Error{Code: sqlerr.DataException, Msg: pp.Err.Error(), Cause: err}
+		if !e.o.Owner {
+			se, _ = sqlerr.As(analystDBError(pp.Err, st))
+		}
+		se.Pos = pp.Pos
+		se.Msg = "computing this public relation or subquery failed: " + strings.TrimPrefix(se.Msg, "the database refused this query: ")
+		se.Hint = "an anonymized query computes its public relations and subqueries whole, before it reads private data, so that whether it fails cannot depend on the private rows (docs/security.md); nothing was charged. Make the failing expression total (TRY_CAST, NULLIF, CASE) or filter the row out inside the subquery"
+		return se
+	}
 	if !e.o.Owner {
 		return analystDBError(err, st)
 	}

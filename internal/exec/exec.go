@@ -253,6 +253,15 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	if _, err := b.Query(ctx, check); err != nil {
 		return err
 	}
+	parts, err := sqlgen.WholeChecks(pr.Plan.Query, pr.dialect)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if _, err := b.Query(ctx, p.SQL); err != nil {
+			return &PublicPartError{Pos: p.Node.Span().Start, Err: err}
+		}
+	}
 	if pr.Stager != nil {
 		if err := pr.Stager.Check(ctx, pr.Plan); err != nil {
 			return err
@@ -725,6 +734,19 @@ func (pr *Prepared) stage(ctx context.Context, b backend.Backend) (*StageRows, e
 	}
 	return &StageRows{rows: rows}, nil
 }
+
+// PublicPartError is the failure of a public part of an anonymized query that Check
+// computed whole (sqlgen.WholeChecks). It read no private row and happened before the
+// charge, whatever the private rows, so the engine shows it with its cause.
+type PublicPartError struct {
+	Pos sqlerr.Pos
+	Err error
+}
+
+func (e *PublicPartError) Error() string {
+	return "computing a public part of the query: " + e.Err.Error()
+}
+func (e *PublicPartError) Unwrap() error { return e.Err }
 
 // DataError is an error that happened after the query started reading private data (or
 // using values estimated from it): a database error, too few data for implicit bounds, an

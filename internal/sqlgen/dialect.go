@@ -210,7 +210,13 @@ func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
 			return false
 		}
 	}
-	p.WriteString("(SELECT ")
+	p.WriteString("(")
+	if n.Whole {
+		// A public view of an anonymized query (ast.TableName.Whole), materialized as a
+		// public subquery is (printDuckDB).
+		p.WriteString("WITH _dp_whole AS MATERIALIZED (")
+	}
+	p.WriteString("SELECT ")
 	if len(n.Declared) > 0 {
 		for i, c := range n.Declared {
 			if i > 0 {
@@ -231,6 +237,9 @@ func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
 	}
 	p.WriteString(" FROM ")
 	p.Name(n.Name)
+	if n.Whole {
+		p.WriteString(") SELECT * FROM _dp_whole")
+	}
 	p.WriteString(")")
 	if n.Alias != nil {
 		p.WriteString(" ")

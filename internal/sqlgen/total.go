@@ -101,6 +101,17 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 		return true
 	}
 	switch x := n.(type) {
+	case *ast.Query:
+		if !x.Whole {
+			return base(p, n)
+		}
+		// A public subquery of an anonymized query (ast.Query.Whole): DuckDB computes a
+		// materialized CTE whole before its consumers run, with no key of the private side
+		// pushed into it, even when the private side is empty.
+		p.WriteString("WITH _dp_whole AS MATERIALIZED (")
+		p.Default(x)
+		p.WriteString(") SELECT * FROM _dp_whole")
+		return true
 	case *ast.Cast:
 		// TRY_CAST, itself inside TRY: DuckDB's TRY_CAST still raises for some conversions
 		// (TIMESTAMP 'infinity' to TIME, the largest DATE to TIMESTAMPTZ, a TIMESTAMP beyond

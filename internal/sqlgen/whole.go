@@ -1,0 +1,122 @@
+package sqlgen
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// WholePart is a public part of an anonymized query that the database must compute whole
+// (ast.Query.Whole, ast.TableName.Whole), and the query that does, reading no private row.
+type WholePart struct {
+	Node ast.Node
+	SQL  string
+}
+
+// WholeChecks prints a query per public part of q's source that must be computed whole: the
+// part with the CTEs it reads, every column of every row computed (a count of the whole row,
+// which neither database prunes). The databases compute a public subquery or view joined to
+// private rows only as far as the private rows ask: they push the join's keys into the public
+// scan, and skip the public side when the private side is empty. So a failure on a public
+// row that only one person's row joins would tell whether that row exists. Check runs these
+// queries before the charge: a failure there happens whatever the private rows, and is shown
+// with its cause, for free. (On DuckDB the stage computes the parts whole as well, as
+// materialized CTEs, so that nothing there depends on a function giving the same answer
+// twice.)
+func WholeChecks(q *analyzer.Query, d backend.Dialect) ([]WholePart, error) {
+	var parts []ast.Node
+	visit := func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.Query:
+			if x.Whole {
+				parts = append(parts, x)
+				return false
+			}
+		case *ast.TableName:
+			if x.Whole {
+				parts = append(parts, x)
+			}
+		}
+		return true
+	}
+	for _, c := range q.With {
+		ast.Walk(c, visit)
+	}
+	for _, f := range q.From {
+		ast.Walk(f, visit)
+	}
+	if q.Where != nil {
+		ast.Walk(q.Where, visit)
+	}
+	var out []WholePart
+	for _, n := range parts {
+		deps, err := cteDeps(n)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		for i, c := range deps {
+			if i == 0 {
+				b.WriteString("WITH ")
+			} else {
+				b.WriteString(",\n")
+			}
+			b.WriteString(PrintData(d, c))
+		}
+		if len(deps) > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("SELECT count(_dp_part) FROM (")
+		if _, ok := n.(*ast.TableName); ok {
+			b.WriteString("SELECT * FROM ")
+		}
+		b.WriteString(PrintData(d, n))
+		b.WriteString(") AS _dp_part")
+		out = append(out, WholePart{Node: n, SQL: b.String()})
+	}
+	return out, nil
+}
+
+// cteDeps are the CTEs declared outside n that n reads, directly or through one another, in
+// the order of the statement's text (a CTE reads only those declared before it). Two of them with one name
+// (one shadowing the other in a nested WITH) could not share one WITH: the query is refused.
+func cteDeps(n ast.Node) ([]*ast.CTE, error) {
+	seen := map[*ast.CTE]bool{} // the CTEs n declares itself are printed with it
+	ast.Walk(n, func(m ast.Node) bool {
+		if c, ok := m.(*ast.CTE); ok {
+			seen[c] = true
+		}
+		return true
+	})
+	var deps []*ast.CTE
+	var collect func(n ast.Node)
+	collect = func(n ast.Node) {
+		ast.Walk(n, func(m ast.Node) bool {
+			if t, ok := m.(*ast.TableName); ok && t.CTE != nil && !seen[t.CTE] {
+				seen[t.CTE] = true
+				deps = append(deps, t.CTE)
+				collect(t.CTE.Query)
+			}
+			return true
+		})
+	}
+	collect(n)
+	sort.Slice(deps, func(i, j int) bool { return deps[i].Span().Start.Offset < deps[j].Span().Start.Offset })
+	names := map[string]*ast.CTE{}
+	for _, c := range deps {
+		key := catalog.NameKey(c.Name.Name)
+		if prev, ok := names[key]; ok {
+			return nil, sqlerr.New(c.Name.Span().Start, sqlerr.FeatureNotSupported,
+				"the CTE %s has the name of the CTE %s, which a public part of this anonymized query also reads",
+				ast.Format(c.Name), ast.Format(prev.Name)).
+				WithHint("give the CTEs different names")
+		}
+		names[key] = c
+	}
+	return deps, nil
+}

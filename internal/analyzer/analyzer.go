@@ -869,14 +869,19 @@ func (a *analyzer) exprChecksCols(x ast.Node, sc *scope, e *env, ctx context, pr
 		case *ast.Subscript:
 			err = checkSubscript(n)
 		case *ast.Subquery:
-			err = a.exprSubquery(n.Query, sc, e)
+			_, err = a.exprSubquery(n.Query, sc, e)
 			return false
 		case *ast.Exists:
-			err = a.exprSubquery(n.Query, sc, e)
+			_, err = a.exprSubquery(n.Query, sc, e)
 			return false
 		case *ast.InSubquery:
 			if err = a.exprChecks(n.X, sc, e, ctx, private); err == nil {
-				err = a.exprSubquery(n.Query, sc, e)
+				var info *relInfo
+				if info, err = a.exprSubquery(n.Query, sc, e); err == nil && len(info.cols) != 1 {
+					// sqlgen reads the subquery's one column by position on DuckDB.
+					err = sqlerr.New(n.Query.Span().Start, sqlerr.SyntaxError,
+						"the subquery of IN must return one column, not %d", len(info.cols))
+				}
 			}
 			return false
 		case *ast.ColumnRef:
@@ -1108,16 +1113,17 @@ func functionNames() []string {
 	return out
 }
 
-// exprSubquery checks an expression subquery: it may read public relations only.
-func (a *analyzer) exprSubquery(q *ast.Query, sc *scope, e *env) error {
+// exprSubquery checks an expression subquery: it may read public relations only. It returns
+// the subquery's output.
+func (a *analyzer) exprSubquery(q *ast.Query, sc *scope, e *env) (*relInfo, error) {
 	inner := &env{outer: e, scope: sc}
-	_, err := a.query(q, inner, ctxPublicOnly)
+	info, err := a.query(q, inner, ctxPublicOnly)
 	if se, ok := sqlerr.As(err); ok && se.Rule == RuleRawPrivate {
 		se.Rule = RuleExprSubquery
 		se.Msg = "an expression subquery may not read private data"
 		se.Hint = "join the private relation in FROM (on its privacy unit) instead of using a subquery"
 	}
-	return err
+	return info, err
 }
 
 // aggregateCastTotal reports whether c, a cast of aggregate f's result (printed as a bare

@@ -228,7 +228,7 @@ func (a *analyzer) tableName(t *ast.TableName, e *env, ctx context) (*fromResult
 	// A view is read with the column types the catalog holds, which are public and fixed,
 	// not with those its query binds to now, which can depend on the rows (ast.TableName).
 	t.Declared, t.PrivateColumns = nil, nil
-	t.Whole = rel.View && rel.Kind != catalog.Private && a.inAnon > 0
+	t.Whole = (rel.View || rel.Computed) && rel.Kind != catalog.Private && a.inAnon > 0
 	for _, c := range rel.Columns {
 		if rel.View {
 			t.Declared = append(t.Declared, ast.DeclaredColumn{Name: c.Name, Type: c.Type})

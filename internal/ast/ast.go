@@ -318,7 +318,8 @@ type TableName struct {
 	// CTE is set by the analyzer when the name reads a CTE: its declaration. Format ignores
 	// it.
 	CTE *CTE
-	// Whole is set by the analyzer on a public view read by an anonymized query: like a
+	// Whole is set by the analyzer on a public view (or DuckDB table with generated columns,
+	// catalog.Relation.Computed) read by an anonymized query: like a
 	// public subquery there (Query.Whole), internal/sqlgen has the database compute it whole
 	// on DuckDB, so that how much of the owner's view is computed cannot depend on the
 	// private rows joined to it. Format ignores it.
@@ -546,6 +547,12 @@ type FuncCall struct {
 	Filter    Expr
 	Over      *WindowSpec
 	Fields    []*Ident
+	// Clock is set by internal/rewrite on a call of an anonymized query that reads the clock
+	// (now(), current_date(), current_timestamp(), age(x)): the query's instant, as
+	// TIMESTAMPTZ text in UTC, which internal/sqlgen prints in place of the clock, so that
+	// every statement dpsql sends for the query (the checks before the charge, the stage)
+	// reads one instant. Format ignores it.
+	Clock string
 }
 
 // Report is WITH REPORT [(FORMAT = JSON | PROTO)] inside an ANON_ aggregate (ZetaSQL): the

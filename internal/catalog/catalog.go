@@ -66,6 +66,10 @@ type Relation struct {
 	// hold: the SQL dpsql generates reads a DuckDB view with its declared column types
 	// (internal/sqlgen), never the live ones.
 	View bool
+	// Computed is set for a DuckDB table with generated columns, which DuckDB computes at
+	// every read (and checks on INSERT, not after an UPDATE): reading it can fail, as reading
+	// a view can.
+	Computed bool
 	// Domains holds the owner's public domains, by lower-case column name: the SQL text of a
 	// list of values, a range or a public column. Grouping only by columns with a public
 	// domain releases every value of the domain and spends nothing on partition selection.

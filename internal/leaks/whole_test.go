@@ -32,6 +32,58 @@ func TestLeakPublicComputedByPrivateRows(t *testing.T) {
 	})
 }
 
+// TestLeakPublicGeneratedColumn: a public DuckDB table with a generated column, which DuckDB
+// computes at every read and does not check after an UPDATE, is read like a public view:
+// computed whole before the charge (an outside review joined the target's row, by a CASE on
+// its value, to the one row whose column failed: the query failed only when the target's
+// value passed the CASE).
+func TestLeakPublicGeneratedColumn(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ends := map[bool]string{}
+	for _, target := range []bool{false, true} {
+		path := filepath.Join(dir, fmt.Sprintf("target-%v.duckdb", target))
+		owner, err := dpsql.Open(ctx, dpsql.Config{Database: path, Owner: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		setup := `CREATE TABLE raw AS SELECT i AS uid, i % 100 AS k, i AS v FROM range(1, 1001) r(i);
+			CREATE VIEW people OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM raw;
+			CREATE TABLE pubg (k BIGINT, s VARCHAR, n INTEGER GENERATED ALWAYS AS (CAST(s AS INTEGER)) VIRTUAL);
+			INSERT INTO pubg (k, s) SELECT i, CAST(i AS VARCHAR) FROM range(0, 100000) r(i);
+			UPDATE pubg SET s = 'x' WHERE k = 50000;
+			ALTER TABLE pubg SET OPTIONS(public=true);
+			SET BUDGET UNLIMITED`
+		if target {
+			setup += `; INSERT INTO raw VALUES (7777, 3, 42)`
+		}
+		if _, err := owner.Exec(ctx, setup); err != nil {
+			t.Fatal(err)
+		}
+		if err := owner.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db, err := dpsql.Open(ctx, dpsql.Config{Database: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.Exec(ctx, `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-9, kappa=1) ANON_SUM(n CLAMPED BETWEEN 0 AND 10) AS n
+			FROM people JOIN pubg ON pubg.k = CASE WHEN people.uid = 7777 AND people.v > 40 THEN 50000 ELSE people.k END`)
+		ends[target] = "released"
+		if se, ok := sqlerr.As(err); ok {
+			ends[target] = se.Code
+		} else if err != nil {
+			ends[target] = err.Error()
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ends[true] != ends[false] || ends[true] == sqlerr.FailedAfterData {
+		t.Errorf("with the target: %s; without: %s; want the same error of the public part, before the charge", ends[true], ends[false])
+	}
+}
+
 // publicComputedWhole runs the attacks of TestLeakPublicComputedByPrivateRows on the pair of
 // databases create makes (a DuckDB file or a PostgreSQL URL, by name).
 func publicComputedWhole(t *testing.T, create func(name string) (string, error)) {
@@ -77,6 +129,8 @@ func publicComputedWhole(t *testing.T, create func(name string) (string, error))
 		// A public subquery reading a public CTE: computed with it.
 		{q: `WITH c AS (SELECT p, s FROM digits), m AS (SELECT c.p, n FROM c JOIN numbers ON c.p = numbers.p) ` + opts + ` ANON_COUNT(q.n, 1) AS n FROM people JOIN (SELECT p, max(n) AS n FROM m GROUP BY p) AS q ON people.age = q.p WHERE people.age > 19`},
 		{q: opts + ` ANON_COUNT(q.s, 1) AS n FROM people JOIN (SELECT p, s FROM digits) AS q ON people.age = q.p WHERE people.age > 19`, works: true},
+		{q: opts + ` ANON_COUNT(people.age, 1) AS n FROM people WHERE people.age IN (SELECT p FROM digits WHERE p < 30)`, works: true},
+		{q: opts + ` ANON_COUNT(people.age, 1) AS n FROM people WHERE people.age NOT IN (SELECT p FROM digits WHERE p < 30)`, works: true},
 		// A part declaring a CTE of the name of one it reads: printed with its own WITH.
 		{q: `WITH c AS (SELECT p, s FROM digits) ` + opts + ` ANON_COUNT(q.s, 1) AS n FROM people JOIN (WITH c AS (SELECT p, s FROM c WHERE p < 10) SELECT * FROM c) AS q ON people.age = q.p`, works: true},
 	} {

@@ -1,7 +1,8 @@
 // Package rewrite turns an analyzed anonymized query into a plan.Plan: it decides the
 // mechanisms (noise kind, partition-selection rule), splits the query's (epsilon, delta)
-// among them the way ZetaSQL does, fixes the contribution bounds, draws the sampling seed, and
-// marks the private floats whose sign the query cannot see (read as stored: signBlindReads).
+// among them the way ZetaSQL does, fixes the contribution bounds, draws the sampling seed,
+// fixes the one instant the query's clock functions read (clock), and marks the private floats
+// whose sign the query cannot see (read as stored: signBlindReads).
 //
 // Each step is a named pass over the plan; the plan is checked after the last one.
 package rewrite
@@ -41,6 +42,7 @@ func Rewrite(q *analyzer.Query) (*plan.Plan, error) {
 		{"mechanisms", mechanisms},
 		{"budget-split", budgetSplit},
 		{"seed", seed},
+		{"clock", clock},
 		{"sign-blind-reads", signBlindReads},
 		{"check", check},
 	} {

@@ -117,6 +117,9 @@ func basePrinter(d backend.Dialect) *ast.Printer {
 				return false
 			}
 			name := strings.ToLower(n.Name[0].Name)
+			if n.Clock != "" && printClock(p, name, n) {
+				return true
+			}
 			if printJSONFunc(p, d, name, n) {
 				return true
 			}
@@ -206,7 +209,7 @@ func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
 				replace = append(replace, x+" AS "+col)
 			}
 		}
-		if len(replace) == 0 {
+		if len(replace) == 0 && !n.Whole {
 			return false
 		}
 	}
@@ -232,8 +235,10 @@ func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
 				col, ast.QuoteString(c.Type), col, col, c.Type))
 			p.WriteString(x + " AS " + col)
 		}
-	} else {
+	} else if len(replace) > 0 {
 		p.WriteString("* REPLACE (" + strings.Join(replace, ", ") + ")")
+	} else {
+		p.WriteString("*")
 	}
 	p.WriteString(" FROM ")
 	p.Name(n.Name)
@@ -266,4 +271,25 @@ func signBlindFloat(n *ast.TableName, c ast.DeclaredColumn) bool {
 		}
 	}
 	return false
+}
+
+// printClock prints a call that reads the clock with the query's instant instead
+// (ast.FuncCall.Clock): now() and current_timestamp() as that TIMESTAMPTZ, current_date() as
+// its date in the session's time zone (which is what current_date is), age(x) as the age at
+// midnight of that date.
+func printClock(p *ast.Printer, name string, n *ast.FuncCall) bool {
+	instant := "CAST(" + ast.QuoteString(n.Clock) + " AS TIMESTAMP WITH TIME ZONE)"
+	switch {
+	case (name == "now" || name == "current_timestamp") && len(n.Args) == 0:
+		p.WriteString(instant)
+	case name == "current_date" && len(n.Args) == 0:
+		p.WriteString("CAST(" + instant + " AS DATE)")
+	case name == "age" && len(n.Args) == 1:
+		p.WriteString("age(CAST(CAST(" + instant + " AS DATE) AS TIMESTAMP), ")
+		p.Print(n.Args[0])
+		p.WriteString(")")
+	default:
+		return false
+	}
+	return true
 }

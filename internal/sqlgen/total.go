@@ -155,6 +155,9 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 			}
 			return true
 		}
+	case *ast.InSubquery:
+		printInSubquery(p, x)
+		return true
 	case *ast.Binary:
 		if isComparison(x.Op) && isColumn(x.L) && isColumn(x.R) {
 			p.WriteString("CASE WHEN typeof(")
@@ -293,6 +296,38 @@ func aggregates(x ast.Expr) bool {
 		return !found
 	})
 	return found
+}
+
+// printInSubquery prints x [NOT] IN (query) on DuckDB. IN converts x and the query's column
+// to one type, row by row, which can fail on one person's value, and DuckDB refuses a
+// subquery inside TRY; so it is printed as the same three-valued answer from two EXISTS over
+// the query, each comparison guarded like a join's (CASE WHEN typeof(a) = typeof(b) ..., TRY
+// around the comparison alone): true if some value equals x, else NULL if x is NULL or a
+// value is (and the query returns a row), else false. The analyzer checked that the query
+// returns one column.
+func printInSubquery(p *ast.Printer, x *ast.InSubquery) {
+	col := &ast.ColumnRef{Parts: []*ast.Ident{{Name: "_dp_in"}, {Name: "_dp_c"}}}
+	exists := func(where func()) {
+		p.WriteString("EXISTS (SELECT 1 FROM (")
+		p.Print(x.Query)
+		p.WriteString(") AS _dp_in(_dp_c) WHERE ")
+		where()
+		p.WriteString(")")
+	}
+	if x.Not {
+		p.WriteString("NOT ")
+	}
+	p.WriteString("(CASE WHEN ")
+	exists(func() {
+		p.Print(&ast.Binary{Op: "=", L: &ast.Paren{X: x.X}, R: col})
+	})
+	p.WriteString(" THEN TRUE WHEN ")
+	exists(func() {
+		p.WriteString("(")
+		p.Print(x.X)
+		p.WriteString(") IS NULL OR _dp_in._dp_c IS NULL")
+	})
+	p.WriteString(" THEN NULL ELSE FALSE END)")
 }
 
 // fallible reports whether evaluating n (not counting its children) can fail at run time on

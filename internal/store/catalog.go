@@ -158,7 +158,7 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 		if err := t.nameable(); err != nil {
 			return nil, err
 		}
-		rel := &catalog.Relation{Name: t.name, Kind: kind, Columns: t.columns, View: t.view}
+		rel := &catalog.Relation{Name: t.name, Kind: kind, Columns: t.columns, View: t.view, Computed: t.computed && !t.view}
 		if cols, ok := declared[strings.ToLower(name)]; ok && t.view {
 			rel.Columns = declaredStill(cols, t.columns)
 		}

@@ -253,7 +253,7 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	if _, err := b.Query(ctx, check); err != nil {
 		return err
 	}
-	parts, err := sqlgen.WholeChecks(pr.Plan.Query, pr.dialect)
+	parts, err := sqlgen.WholeChecks(pr.Plan, pr.dialect)
 	if err != nil {
 		return err
 	}

@@ -128,6 +128,9 @@ func publicComputedWhole(t *testing.T, create func(name string) (string, error))
 		{q: opts + ` ANON_COUNT(q.n, 1) AS n FROM (SELECT * FROM people WHERE age > 19) AS r JOIN (SELECT d.p, n FROM digits AS d JOIN numbers AS m ON d.p = m.p) AS q ON r.age = q.p`},
 		// A public subquery reading a public CTE: computed with it.
 		{q: `WITH c AS (SELECT p, s FROM digits), m AS (SELECT c.p, n FROM c JOIN numbers ON c.p = numbers.p) ` + opts + ` ANON_COUNT(q.n, 1) AS n FROM people JOIN (SELECT p, max(n) AS n FROM m GROUP BY p) AS q ON people.age = q.p WHERE people.age > 19`},
+		// The public groups, computed whole by the stage as written (outside TRY): checked
+		// before the charge too, so their failure costs nothing.
+		{q: `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-6, kappa=1, group_selection_strategy=PUBLIC_GROUPS) q.k, ANON_COUNT(people.age, 1) AS n FROM people JOIN (SELECT DISTINCT CAST(s AS INTEGER) AS k FROM digits WHERE p < 40) AS q ON people.age = q.k GROUP BY q.k`},
 		{q: opts + ` ANON_COUNT(q.s, 1) AS n FROM people JOIN (SELECT p, s FROM digits) AS q ON people.age = q.p WHERE people.age > 19`, works: true},
 		{q: opts + ` ANON_COUNT(people.age, 1) AS n FROM people WHERE people.age IN (SELECT p FROM digits WHERE p < 30)`, works: true},
 		{q: opts + ` ANON_COUNT(people.age, 1) AS n FROM people WHERE people.age NOT IN (SELECT p FROM digits WHERE p < 30)`, works: true},

@@ -45,7 +45,7 @@ func TestClockReadOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts, err := sqlgen.WholeChecks(p.Query, d)
+		parts, err := sqlgen.WholeChecks(p, d)
 		if err != nil {
 			t.Fatal(err)
 		}

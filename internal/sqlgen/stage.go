@@ -151,14 +151,10 @@ func groupColumns(p *plan.Plan, d backend.Dialect, a *plan.Aggregate, j int, f s
 
 // writeDomainJoin releases exactly the public groups: the distinct keys of the public
 // relation, each with its stage row if it has one (empty groups get zero counts and sums),
-// and no group outside the domain. Domain values are cast to their key's type and normalised
-// like the key (NormaliseKey) before DISTINCT, so the join compares equal types with no
-// implicit conversion, and one domain value meets at most one group.
+// and no group outside the domain.
 func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, cols []string) {
-	q := p.Query
-	var dk, on, out []string
-	for i, k := range q.Keys {
-		dk = append(dk, fmt.Sprintf("%s AS %s", keyExpr(p, d, i, Print(d, k.Expr)), keys[i]))
+	var on, out []string
+	for i := range p.Query.Keys {
 		on = append(on, fmt.Sprintf("_dp_domain.%s IS NOT DISTINCT FROM _dp_groups.%s", keys[i], keys[i]))
 		out = append(out, "_dp_domain."+keys[i])
 	}
@@ -166,6 +162,17 @@ func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, 
 		name := c[strings.LastIndex(c, " AS ")+4:]
 		out = append(out, fmt.Sprintf("_dp_groups.%s AS %s", name, name))
 	}
+	fmt.Fprintf(b, ",\n_dp_domain AS (%s)\n", domainSelect(p, d, keys))
+	fmt.Fprintf(b, "SELECT %s\nFROM _dp_domain LEFT JOIN _dp_groups ON %s", strings.Join(out, ", "), strings.Join(on, " AND "))
+}
+
+// domainSelect is the query of the public groups' keys, named keys: the distinct keys of the
+// public relation (or of the owner's declared domains' cross product). Domain values are cast
+// to their key's type and normalised like the key (NormaliseKey) before DISTINCT, so the join
+// compares equal types with no implicit conversion, and one domain value meets at most one
+// group.
+func domainSelect(p *plan.Plan, d backend.Dialect, keys []string) string {
+	q := p.Query
 	if q.KeyDomains != nil {
 		var parts, vals []string
 		for i, dom := range q.KeyDomains {
@@ -176,11 +183,13 @@ func writeDomainJoin(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys, 
 			}
 			vals = append(vals, fmt.Sprintf("%s AS %s", keyExpr(p, d, i, v), keys[i]))
 		}
-		fmt.Fprintf(b, ",\n_dp_domain AS (SELECT DISTINCT %s FROM %s)\n", strings.Join(vals, ", "), strings.Join(parts, " CROSS JOIN "))
-	} else {
-		fmt.Fprintf(b, ",\n_dp_domain AS (SELECT DISTINCT %s FROM %s)\n", strings.Join(dk, ", "), Print(d, q.Domain))
+		return fmt.Sprintf("SELECT DISTINCT %s FROM %s", strings.Join(vals, ", "), strings.Join(parts, " CROSS JOIN "))
 	}
-	fmt.Fprintf(b, "SELECT %s\nFROM _dp_domain LEFT JOIN _dp_groups ON %s", strings.Join(out, ", "), strings.Join(on, " AND "))
+	var dk []string
+	for i, k := range q.Keys {
+		dk = append(dk, fmt.Sprintf("%s AS %s", keyExpr(p, d, i, Print(d, k.Expr)), keys[i]))
+	}
+	return fmt.Sprintf("SELECT DISTINCT %s FROM %s", strings.Join(dk, ", "), Print(d, q.Domain))
 }
 
 // argValue is aggregate j's value column _dp_v<j> in _dp_rows ("" without an argument): its

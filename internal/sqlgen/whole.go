@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
-	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/plan"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -28,7 +28,12 @@ type WholePart struct {
 // with its cause, for free. (On DuckDB the stage computes the parts whole as well, as
 // materialized CTEs, so that nothing there depends on a function giving the same answer
 // twice.)
-func WholeChecks(q *analyzer.Query, d backend.Dialect) ([]WholePart, error) {
+//
+// The public groups (group_selection_strategy=PUBLIC_GROUPS, or the owner's declared domains)
+// are computed whole by the stage anyway, but as they are written, outside TRY: their query
+// is checked the same way, so that a value of theirs that fails costs nothing.
+func WholeChecks(p *plan.Plan, d backend.Dialect) ([]WholePart, error) {
+	q := p.Query
 	var parts []ast.Node
 	visit := func(n ast.Node) bool {
 		switch x := n.(type) {
@@ -60,17 +65,7 @@ func WholeChecks(q *analyzer.Query, d backend.Dialect) ([]WholePart, error) {
 			return nil, err
 		}
 		var b strings.Builder
-		for i, c := range deps {
-			if i == 0 {
-				b.WriteString("WITH ")
-			} else {
-				b.WriteString(",\n")
-			}
-			b.WriteString(PrintData(d, c))
-		}
-		if len(deps) > 0 {
-			b.WriteString("\n")
-		}
+		b.WriteString(withCTEs(d, deps))
 		b.WriteString("SELECT count(_dp_part) FROM (")
 		if _, ok := n.(*ast.TableName); ok {
 			b.WriteString("SELECT * FROM ")
@@ -79,7 +74,36 @@ func WholeChecks(q *analyzer.Query, d backend.Dialect) ([]WholePart, error) {
 		b.WriteString(") AS _dp_part")
 		out = append(out, WholePart{Node: n, SQL: b.String()})
 	}
+	if q.Domain != nil || q.KeyDomains != nil {
+		var at ast.Node = q.Domain
+		if at == nil {
+			at = q.KeyDomains[0]
+		}
+		deps, err := cteDeps(at)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, WholePart{Node: at, SQL: withCTEs(d, deps) +
+			"SELECT count(_dp_part) FROM (" + domainSelect(p, d, keyColumns(p)) + ") AS _dp_part"})
+	}
 	return out, nil
+}
+
+// withCTEs prints WITH and ctes, or nothing without any.
+func withCTEs(d backend.Dialect, ctes []*ast.CTE) string {
+	if len(ctes) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("WITH ")
+	for i, c := range ctes {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString(PrintData(d, c))
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // cteDeps are the CTEs declared outside n that n reads, directly or through one another, in

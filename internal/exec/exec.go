@@ -83,6 +83,11 @@ type Stager interface {
 // estimated first, the histogram queries that estimate them.
 func Prepare(p *plan.Plan, m Mechanisms, d backend.Dialect) (*Prepared, error) {
 	pr := &Prepared{Plan: p, m: m, dialect: d}
+	if d == backend.Postgres {
+		if err := sqlgen.PostgresCasts(p.Query); err != nil {
+			return nil, err
+		}
+	}
 	setIntervalLevels(p)
 	var err error
 	if pr.BoundsSQL, err = pr.boundsSQL(); err != nil {

@@ -528,6 +528,14 @@ func printPostgres(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node)
 			p.WriteString(pgTotalCast(PrintData(backend.Postgres, x.X), t, c))
 			return true
 		}
+		if prec, scale, ok := numericTypmod(x.Type); ok {
+			p.WriteString(pgNumericCast(PrintData(backend.Postgres, x.X), prec, scale))
+			return true
+		}
+		if t == "BYTEA" {
+			p.WriteString(pgByteaCast(PrintData(backend.Postgres, x.X)))
+			return true
+		}
 	case *ast.Extract:
 		pgCall(p, `"extract"`, &ast.Literal{Kind: ast.StringLit, Text: strings.ToLower(x.Field)}, x.X)
 		return true

@@ -46,6 +46,8 @@ var totalCases = []struct {
 	{expr: `CAST(s AS DATE)`, pg: true, duck: true},
 	{expr: `CAST(s AS BOOLEAN)`, pg: true, duck: true},
 	{expr: `CAST(big AS INTEGER)`, pg: true, duck: true},
+	{expr: `CAST(big AS NUMERIC(3, 0))`, pg: true, duck: true},
+	{expr: `CAST(big * 666.66 AS DECIMAL(5, 2))`, pg: true, duck: true},
 	{expr: `sqrt(x)`, pg: true, duck: false},
 	{expr: `ln(x)`, pg: true, duck: true},
 	{expr: `power(x, 0.5)`, pg: true, duck: false},

@@ -1,0 +1,107 @@
+package sqlgen
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// pgTextTypes are the cast targets PostgreSQL converts any value to without failing (a text
+// longer than a VARCHAR(n) or CHAR(n) is cut by an explicit cast, not refused).
+var pgTextTypes = setOf("TEXT", "VARCHAR", "CHARACTER VARYING", "CHAR", "CHARACTER", "BPCHAR", "NAME")
+
+// PostgresCasts refuses, on PostgreSQL, a cast in the data of anonymized query q (its CTEs,
+// FROM, WHERE, keys and aggregates' arguments) to a type that dpsql cannot make total there:
+// anything but the numbers, booleans, dates and times of dpsql.cast_<type> (pgCasts),
+// NUMERIC(p, s) (pgNumericCast), BYTEA (pgByteaCast) and text. PostgreSQL has no TRY: CAST(... AS uuid),
+// CAST(... AS json) and an array type fail on one value, and such a
+// cast of a value built from the target's row failed the query only when the target's row was
+// there (an outside review: one exact bit at any epsilon). In a public part (computed whole
+// before the charge) the same cast could fail in the stage and not in the check if its value
+// read the clock ('now'). The refusal depends on the query's text only.
+func PostgresCasts(q *analyzer.Query) error {
+	var err error
+	check := func(n ast.Node) {
+		ast.Walk(n, func(m ast.Node) bool {
+			c, ok := m.(*ast.Cast)
+			if !ok || err != nil || !readsData(c.X) {
+				// A cast of a constant is folded while planning, before any row is read:
+				// whether it fails depends on the query's text alone.
+				return err == nil
+			}
+			t := strings.ToUpper(Print(backend.Postgres, c.Type))
+			if _, ok := pgCasts[t]; ok {
+				return true
+			}
+			name := strings.ToUpper(c.Type.Name)
+			if pgTextTypes[name] || pgTextTypes[t] {
+				return true
+			}
+			if _, _, ok := numericTypmod(c.Type); ok || t == "BYTEA" {
+				return true
+			}
+			err = sqlerr.New(c.Span().Start, sqlerr.FeatureNotSupported,
+				"on PostgreSQL a cast to %s inside an anonymized query is not supported: it can fail on one row's value, and PostgreSQL has no TRY", t).
+				WithHint("cast to TEXT, a number, BOOLEAN, or a date or time type, which dpsql makes total; compare text instead of uuid or json")
+			return false
+		})
+	}
+	for _, c := range q.With {
+		check(c)
+	}
+	for _, f := range q.From {
+		check(f)
+	}
+	if q.Where != nil {
+		check(q.Where)
+	}
+	for _, k := range q.Keys {
+		check(k.Expr)
+	}
+	for _, a := range q.Aggregates {
+		if a.Arg != nil {
+			check(a.Arg)
+		}
+	}
+	return err
+}
+
+// numericTypmod returns the precision and scale of NUMERIC(p[, s]) or DECIMAL(p[, s]) with
+// 0 <= s <= p <= 1000 (the form pgNumericCast guards).
+func numericTypmod(t *ast.TypeName) (p, s int, ok bool) {
+	name := strings.ToUpper(t.Name)
+	if name != "NUMERIC" && name != "DECIMAL" || len(t.Args) == 0 || len(t.Args) > 2 {
+		return 0, 0, false
+	}
+	p, err := strconv.Atoi(strings.TrimSpace(t.Args[0]))
+	if err != nil {
+		return 0, 0, false
+	}
+	if len(t.Args) == 2 {
+		if s, err = strconv.Atoi(strings.TrimSpace(t.Args[1])); err != nil {
+			return 0, 0, false
+		}
+	}
+	return p, s, s >= 0 && s <= p && p >= 1 && p <= 1000
+}
+
+// pgNumericCast is the total cast of the printed expression x to NUMERIC(p, s): the value as
+// an unconstrained NUMERIC (total, pgTotalCast), then NULL where, rounded to s digits, it
+// needs more than p - s digits before the point (PostgreSQL's "numeric field overflow").
+func pgNumericCast(x string, p, s int) string {
+	n := pgTotalCast(x, "NUMERIC", "numeric")
+	return fmt.Sprintf("CAST(CASE WHEN abs(round(%s, %d)) < CAST('1e%d' AS NUMERIC) THEN %s END AS NUMERIC(%d, %d))", n, s, p-s, n, p, s)
+}
+
+// pgByteaCast is the total cast of the printed expression x to BYTEA: PostgreSQL reads a
+// text's backslashes as escapes and fails on a bad one ('\q'), so a text with a backslash
+// is NULL; any other text is its bytes, as the cast gives them.
+func pgByteaCast(x string) string {
+	return "CASE WHEN pg_typeof(" + x + ") = CAST('bytea' AS REGTYPE) THEN CAST(" + x + " AS BYTEA) WHEN strpos(CAST(" + x +
+		" AS TEXT), chr(92)) > 0 THEN NULL ELSE CAST(" + x + " AS BYTEA) END"
+}

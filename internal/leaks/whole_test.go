@@ -177,6 +177,8 @@ func TestLeakPostgresCasts(t *testing.T) {
 	checkEach(t, []string{
 		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE CAST(CASE WHEN salary > 500000 THEN 100000 ELSE 1 END AS NUMERIC(3, 0)) > 0`,
 		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE CAST(CASE WHEN salary > 500000 THEN 999.995 ELSE 1 END AS DECIMAL(5, 2)) > 0`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE CAST(CASE WHEN salary > 500000 THEN repeat('9', 131072) || '.5' ELSE '1' END AS NUMERIC(5, 0)) IS NULL`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE CAST(CASE WHEN salary > 500000 THEN 0.995 ELSE 0.5 END AS NUMERIC(2, 2)) > 0`,
 		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE CAST(CASE WHEN salary > 500000 THEN 'x' END AS UUID) IS NULL`,
 		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE CAST(CASE WHEN salary > 500000 THEN '{' ELSE '{}' END AS JSON) IS NOT NULL`,
 		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE CAST(CASE WHEN salary > 500000 THEN '\q' ELSE 'ab' END AS BLOB) IS NOT NULL`,

@@ -93,9 +93,16 @@ func numericTypmod(t *ast.TypeName) (p, s int, ok bool) {
 // pgNumericCast is the total cast of the printed expression x to NUMERIC(p, s): the value as
 // an unconstrained NUMERIC (total, pgTotalCast), then NULL where, rounded to s digits, it
 // needs more than p - s digits before the point (PostgreSQL's "numeric field overflow").
+// PostgreSQL rounds half away from zero, so a value fits if its magnitude is below
+// 10^(p-s) - 0.5·10^-s (999.995 for NUMERIC(5, 2)); the test needs no round(), which itself
+// overflows on a value of PostgreSQL's largest magnitude (an outside review: 131,072 nines).
 func pgNumericCast(x string, p, s int) string {
 	n := pgTotalCast(x, "NUMERIC", "numeric")
-	return fmt.Sprintf("CAST(CASE WHEN abs(round(%s, %d)) < CAST('1e%d' AS NUMERIC) THEN %s END AS NUMERIC(%d, %d))", n, s, p-s, n, p, s)
+	limit := strings.Repeat("9", p-s) + "." + strings.Repeat("9", s) + "5"
+	if p == s {
+		limit = "0" + limit
+	}
+	return fmt.Sprintf("CAST(CASE WHEN abs(%s) < CAST('%s' AS NUMERIC) THEN %s END AS NUMERIC(%d, %d))", n, limit, n, p, s)
 }
 
 // pgByteaCast is the total cast of the printed expression x to BYTEA: PostgreSQL reads a

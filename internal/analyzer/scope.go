@@ -77,7 +77,7 @@ type scope struct {
 	outer *scope
 	// innerRefs counts the references from inner scopes (correlated subqueries) that
 	// resolved here: a subquery whose analysis adds to the count of a scope outside it refers
-	// to that scope (see referencesOutside).
+	// to that scope (innerRefsUp; analyzer.query marks what refers to none).
 	innerRefs int
 }
 

@@ -263,9 +263,9 @@ func (a *analyzer) query(q *ast.Query, parent *env, ctx context) (*relInfo, erro
 
 // computeWhole marks q, a public subquery of an anonymized query that refers to nothing
 // outside itself, to be computed whole (ast.Query.Whole), and none of the queries inside it,
-// which its computation covers. DuckDB computes a subquery joined to private rows only as far
-// as they ask: it pushes the join's keys into the public scan and skips the public side when
-// the private side is empty. So an error, or the memory, of a public row that only one
+// which its computation covers. DuckDB and PostgreSQL compute a subquery joined to private
+// rows only as far as they ask: they push the join's keys into the public scan and skip the
+// public side when the private side is empty. So an error, or the memory, of a public row that only one
 // person's row joins could tell whether that row exists (outside reviews found failing casts,
 // variances and window functions there, each fixed on its own; this closes the class).
 func computeWhole(q *ast.Query) {

@@ -179,6 +179,38 @@ type Query struct {
 	Node *ast.Select
 }
 
+// Data are the parts of q that the database computes over the data, before the release: its
+// CTEs, FROM items, WHERE, keys, aggregates' arguments and public groups. (The outputs,
+// HAVING and ORDER BY run over the released rows.) A node may appear twice: the public groups'
+// relation is also in FROM.
+func (q *Query) Data() []ast.Node {
+	var out []ast.Node
+	for _, c := range q.With {
+		out = append(out, c)
+	}
+	for _, f := range q.From {
+		out = append(out, f)
+	}
+	if q.Where != nil {
+		out = append(out, q.Where)
+	}
+	for _, k := range q.Keys {
+		out = append(out, k.Expr)
+	}
+	for _, a := range q.Aggregates {
+		if a.Arg != nil {
+			out = append(out, a.Arg)
+		}
+	}
+	if q.Domain != nil {
+		out = append(out, q.Domain)
+	}
+	for _, d := range q.KeyDomains {
+		out = append(out, d)
+	}
+	return out
+}
+
 // Output is one column of the released result.
 type Output struct {
 	Name string

@@ -20,29 +20,16 @@ var now = time.Now
 // asked, so only when the target's row joined the failing row (an outside review, on
 // PostgreSQL). One instant for every statement makes the check's verdict the stage's.
 func clock(p *plan.Plan) error {
-	q := p.Query
 	at := now().UTC().Format("2006-01-02 15:04:05.999999+00")
-	set := func(n ast.Node) {
+	// The data, and the SELECT itself, so that its outputs over the released rows read the
+	// same instant.
+	for _, n := range append(p.Query.Data(), p.Query.Node) {
 		ast.Walk(n, func(m ast.Node) bool {
 			if f, ok := m.(*ast.FuncCall); ok && len(f.Name) == 1 && readsClock(strings.ToLower(f.Name[0].Name), len(f.Args)) {
 				f.Clock = at
 			}
 			return true
 		})
-	}
-	for _, c := range q.With {
-		set(c)
-	}
-	for _, f := range q.From {
-		set(f)
-	}
-	for _, n := range []ast.Node{q.Where, q.Node, q.Domain} {
-		if n != nil {
-			set(n)
-		}
-	}
-	for _, d := range q.KeyDomains {
-		set(d)
 	}
 	return nil
 }

@@ -213,37 +213,38 @@ func printDeclared(p *ast.Printer, d backend.Dialect, n *ast.TableName) bool {
 			return false
 		}
 	}
+	read := func() {
+		p.WriteString("SELECT ")
+		if len(n.Declared) > 0 {
+			for i, c := range n.Declared {
+				if i > 0 {
+					p.WriteString(", ")
+				}
+				col := ast.QuoteIdent(c.Name)
+				// The conversion, when the type changed, inside TRY: DuckDB's TRY_CAST still
+				// fails between some date and time types (a TIMESTAMP beyond TIMESTAMP_NS's
+				// range, TIMESTAMP 'infinity' to TIME: an outside review). typeof is fixed
+				// when the query is bound, so a column of the declared type reads as itself
+				// and its filters still reach the files.
+				x, _ := normalise(c.Name, fmt.Sprintf("CASE WHEN typeof(%s) = %s THEN %s ELSE TRY(TRY_CAST(%s AS %s)) END",
+					col, ast.QuoteString(c.Type), col, col, c.Type))
+				p.WriteString(x + " AS " + col)
+			}
+		} else if len(replace) > 0 {
+			p.WriteString("* REPLACE (" + strings.Join(replace, ", ") + ")")
+		} else {
+			p.WriteString("*")
+		}
+		p.WriteString(" FROM ")
+		p.Name(n.Name)
+	}
 	p.WriteString("(")
 	if n.Whole {
-		// A public view of an anonymized query (ast.TableName.Whole), materialized as a
-		// public subquery is (printDuckDB).
-		p.WriteString("WITH _dp_whole AS MATERIALIZED (")
-	}
-	p.WriteString("SELECT ")
-	if len(n.Declared) > 0 {
-		for i, c := range n.Declared {
-			if i > 0 {
-				p.WriteString(", ")
-			}
-			col := ast.QuoteIdent(c.Name)
-			// The conversion, when the type changed, inside TRY: DuckDB's TRY_CAST still
-			// fails between some date and time types (a TIMESTAMP beyond TIMESTAMP_NS's
-			// range, TIMESTAMP 'infinity' to TIME: an outside review). typeof is fixed when
-			// the query is bound, so a column of the declared type reads as itself and its
-			// filters still reach the files.
-			x, _ := normalise(c.Name, fmt.Sprintf("CASE WHEN typeof(%s) = %s THEN %s ELSE TRY(TRY_CAST(%s AS %s)) END",
-				col, ast.QuoteString(c.Type), col, col, c.Type))
-			p.WriteString(x + " AS " + col)
-		}
-	} else if len(replace) > 0 {
-		p.WriteString("* REPLACE (" + strings.Join(replace, ", ") + ")")
+		// A public view (or a table with generated columns) of an anonymized query, computed
+		// whole like a public subquery (ast.TableName.Whole).
+		materialized(p, read)
 	} else {
-		p.WriteString("*")
-	}
-	p.WriteString(" FROM ")
-	p.Name(n.Name)
-	if n.Whole {
-		p.WriteString(") SELECT * FROM _dp_whole")
+		read()
 	}
 	p.WriteString(")")
 	if n.Alias != nil {

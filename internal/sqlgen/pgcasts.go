@@ -15,8 +15,8 @@ import (
 // longer than a VARCHAR(n) or CHAR(n) is cut by an explicit cast, not refused).
 var pgTextTypes = setOf("TEXT", "VARCHAR", "CHARACTER VARYING", "CHAR", "CHARACTER", "BPCHAR", "NAME")
 
-// PostgresCasts refuses, on PostgreSQL, a cast in the data of anonymized query q (its CTEs,
-// FROM, WHERE, keys and aggregates' arguments) to a type that dpsql cannot make total there:
+// PostgresCasts refuses, on PostgreSQL, a cast in the data of anonymized query q
+// (analyzer.Query.Data) to a type that dpsql cannot make total there:
 // anything but the numbers, booleans, dates and times of dpsql.cast_<type> (pgCasts),
 // NUMERIC(p, s) (pgNumericCast), BYTEA (pgByteaCast) and text. PostgreSQL has no TRY: CAST(... AS uuid),
 // CAST(... AS json) and an array type fail on one value, and such a
@@ -26,7 +26,7 @@ var pgTextTypes = setOf("TEXT", "VARCHAR", "CHARACTER VARYING", "CHAR", "CHARACT
 // read the clock ('now'). The refusal depends on the query's text only.
 func PostgresCasts(q *analyzer.Query) error {
 	var err error
-	check := func(n ast.Node) {
+	for _, n := range q.Data() {
 		ast.Walk(n, func(m ast.Node) bool {
 			c, ok := m.(*ast.Cast)
 			if !ok || err != nil || !readsData(c.X) {
@@ -50,23 +50,6 @@ func PostgresCasts(q *analyzer.Query) error {
 				WithHint("cast to TEXT, a number, BOOLEAN, or a date or time type, which dpsql makes total; compare text instead of uuid or json")
 			return false
 		})
-	}
-	for _, c := range q.With {
-		check(c)
-	}
-	for _, f := range q.From {
-		check(f)
-	}
-	if q.Where != nil {
-		check(q.Where)
-	}
-	for _, k := range q.Keys {
-		check(k.Expr)
-	}
-	for _, a := range q.Aggregates {
-		if a.Arg != nil {
-			check(a.Arg)
-		}
 	}
 	return err
 }

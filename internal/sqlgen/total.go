@@ -105,12 +105,7 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 		if !x.Whole {
 			return base(p, n)
 		}
-		// A public subquery of an anonymized query (ast.Query.Whole): DuckDB computes a
-		// materialized CTE whole before its consumers run, with no key of the private side
-		// pushed into it, even when the private side is empty.
-		p.WriteString("WITH _dp_whole AS MATERIALIZED (")
-		p.Default(x)
-		p.WriteString(") SELECT * FROM _dp_whole")
+		materialized(p, func() { p.Default(x) })
 		return true
 	case *ast.Cast:
 		// TRY_CAST, itself inside TRY: DuckDB's TRY_CAST still raises for some conversions
@@ -296,6 +291,16 @@ func aggregates(x ast.Expr) bool {
 		return !found
 	})
 	return found
+}
+
+// materialized prints, on DuckDB, the query that body prints as a query that reads it through
+// a materialized CTE: a public part of an anonymized query (ast.Query.Whole,
+// ast.TableName.Whole), which DuckDB then computes whole before its consumers run, with no
+// key of the private side pushed into it, even when the private side is empty.
+func materialized(p *ast.Printer, body func()) {
+	p.WriteString("WITH _dp_whole AS MATERIALIZED (")
+	body()
+	p.WriteString(") SELECT * FROM _dp_whole")
 }
 
 // printInSubquery prints x [NOT] IN (query) on DuckDB. IN converts x and the query's column

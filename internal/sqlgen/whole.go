@@ -35,28 +35,27 @@ type WholePart struct {
 func WholeChecks(p *plan.Plan, d backend.Dialect) ([]WholePart, error) {
 	q := p.Query
 	var parts []ast.Node
+	seen := map[ast.Node]bool{}
 	visit := func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.Query:
 			if x.Whole {
-				parts = append(parts, x)
+				if !seen[x] {
+					parts = append(parts, x)
+				}
+				seen[x] = true
 				return false
 			}
 		case *ast.TableName:
-			if x.Whole {
+			if x.Whole && !seen[x] {
+				seen[x] = true
 				parts = append(parts, x)
 			}
 		}
 		return true
 	}
-	for _, c := range q.With {
-		ast.Walk(c, visit)
-	}
-	for _, f := range q.From {
-		ast.Walk(f, visit)
-	}
-	if q.Where != nil {
-		ast.Walk(q.Where, visit)
+	for _, n := range q.Data() {
+		ast.Walk(n, visit)
 	}
 	var out []WholePart
 	for _, n := range parts {

@@ -46,34 +46,16 @@ func signBlindReads(p *plan.Plan) error {
 	}
 	// Every other reference, by any part of its name (a column, or a field of one), in
 	// every part of the statement the stage prints.
-	var roots []ast.Node
+	roots := q.Data()
 	if q.Node != nil {
 		roots = append(roots, q.Node)
 	}
-	for _, w := range q.With {
-		roots = append(roots, w)
-	}
-	for _, t := range q.From {
-		roots = append(roots, t)
-	}
-	for _, x := range []ast.Expr{q.Unit, q.Where, q.Having, q.Limit, q.Offset} {
+	for _, x := range []ast.Expr{q.Unit, q.Having, q.Limit, q.Offset} {
 		if x != nil {
 			roots = append(roots, x)
 		}
 	}
-	if q.Domain != nil {
-		roots = append(roots, q.Domain)
-	}
-	for _, k := range q.Keys {
-		roots = append(roots, k.Expr)
-	}
-	for _, x := range q.KeyDomains {
-		roots = append(roots, x)
-	}
 	for _, a := range q.Aggregates {
-		if a.Arg != nil {
-			roots = append(roots, a.Arg)
-		}
 		if a.Call != nil {
 			roots = append(roots, a.Call)
 		}

@@ -46,6 +46,24 @@ type Backend interface {
 	Close() error
 }
 
+// A Conversion is a conversion the database inserted into a statement by itself, that runs
+// on values read at run time and can fail on some of them (PostgreSQL: NUMERIC to DOUBLE
+// PRECISION, DATE to TIMESTAMP, an ARRAY[...] of arrays).
+type Conversion struct {
+	From, To string // type names, as the database spells them ("?" when unknown)
+	Column   string // the column converted, when it is one; else ""
+}
+
+// A ConversionReporter is a backend whose database converts operands implicitly in ways
+// that can fail (PostgreSQL, which has no TRY). The engine refuses a query over private data
+// in which such a conversion runs: it would fail only when one person's value is read.
+type ConversionReporter interface {
+	// QueryConversions runs query like Query and returns, with its rows, the conversions
+	// the database inserted into it that can fail at run time. They depend on the
+	// statement's text and the schema only.
+	QueryConversions(ctx context.Context, query string) (*Rows, []Conversion, error)
+}
+
 // Mode says whom a connection serves. Analyst connections are locked down: they can read
 // only what the catalog exposes and can change nothing (read-only, no file or network
 // access, configuration locked, statement timeout); the owner's connection can do anything.

@@ -53,6 +53,10 @@ type DB struct {
 
 	typesMu sync.Mutex
 	types   map[uint32]string // type oid → upper-cased format_type
+
+	collectors sync.Map // *pgconn.PgConn → *treeCollector (QueryConversions)
+	castMu     sync.Mutex
+	casts      *castCatalog // read once (QueryConversions)
 }
 
 // Open connects to the database at url, a PostgreSQL URL or keyword/value string as libpq
@@ -107,9 +111,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		mode:        opts.Mode,
 		timeout:     opts.StatementTimeout,
 		maxAttempts: opts.MaxTxAttempts,
-		pool:        newPool(cfg, opts.MaxConns),
 		types:       map[uint32]string{},
 	}
+	cfg.OnNotice = db.onNotice
+	db.pool = newPool(cfg, opts.MaxConns)
 	// Connect once now so that a wrong URL or password fails here, not at the first query.
 	c, err := db.pool.acquire(ctx)
 	if err != nil {

@@ -39,6 +39,7 @@ const (
 	RuleBoundedGroups       = "contributions-bounded-across-groups"
 	RuleJoinColumnTypes     = "using-columns-of-one-type"
 	RuleUnionColumnTypes    = "union-columns-of-one-type"
+	RuleImplicitConversion  = "no-implicit-conversion-that-can-fail"
 )
 
 // Analyze checks one statement of an analyst against the catalog. It returns a *Query for

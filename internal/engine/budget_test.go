@@ -35,17 +35,30 @@ type recorder struct {
 	hook func(ctx context.Context, sql string) error
 }
 
-func (r *recorder) Query(ctx context.Context, sql string, args ...any) (*backend.Rows, error) {
+// record keeps sql and runs the hook, if set.
+func (r *recorder) record(ctx context.Context, sql string) error {
 	r.mu.Lock()
 	r.sqls = append(r.sqls, sql)
 	hook := r.hook
 	r.mu.Unlock()
 	if hook != nil {
-		if err := hook(ctx, sql); err != nil {
-			return nil, err
-		}
+		return hook(ctx, sql)
+	}
+	return nil
+}
+
+func (r *recorder) Query(ctx context.Context, sql string, args ...any) (*backend.Rows, error) {
+	if err := r.record(ctx, sql); err != nil {
+		return nil, err
 	}
 	return r.Backend.Query(ctx, sql, args...)
+}
+
+func (r *recorder) QueryConversions(ctx context.Context, sql string) (*backend.Rows, []backend.Conversion, error) {
+	if err := r.record(ctx, sql); err != nil {
+		return nil, nil, err
+	}
+	return r.Backend.(backend.ConversionReporter).QueryConversions(ctx, sql)
 }
 
 // take returns the statements recorded since the last call and sets the hook for the next.

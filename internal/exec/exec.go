@@ -247,16 +247,41 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 		}
 		check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(alt) + ")")
 	}
+	checksConversions := pr.dialect == backend.Postgres
+	if checksConversions {
+		conv, ok := b.(backend.ConversionReporter)
+		if !ok {
+			// Fail closed: a wrapper that hides the capability must not skip the check.
+			return fmt.Errorf("exec: the PostgreSQL backend %T does not report implicit conversions (backend.ConversionReporter)", b)
+		}
+		// The statements that read private rows are checked for the conversions the
+		// database inserts by itself; the post-processing query reads released values only.
+		_, found, err := conv.QueryConversions(ctx, check)
+		if err != nil {
+			return err
+		}
+		if len(found) > 0 {
+			return implicitConversionError(pr.Plan.Query.Node.Span().Start, found[0])
+		}
+	}
 	if post := pr.postProcessed(); post != nil {
 		sql, err := sqlgen.Release(post, pr.dialect, pr.releaseTable(pr.probe))
 		if err != nil {
 			return err
 		}
-		// Both bindings in one statement, one round trip: each branch returns no row.
-		check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(sql) + ")")
+		if checksConversions {
+			check = noRows(sql)
+		} else {
+			// Both bindings in one statement, one round trip: each branch returns no row.
+			check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(sql) + ")")
+		}
+	} else if checksConversions {
+		check = ""
 	}
-	if _, err := b.Query(ctx, check); err != nil {
-		return err
+	if check != "" {
+		if _, err := b.Query(ctx, check); err != nil {
+			return err
+		}
 	}
 	parts, err := sqlgen.WholeChecks(pr.Plan, pr.dialect)
 	if err != nil {
@@ -264,7 +289,7 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 	}
 	for _, p := range parts {
 		if _, err := b.Query(ctx, p.SQL); err != nil {
-			return &PublicPartError{Pos: p.Node.Span().Start, Err: err}
+			return &PublicPartError{Pos: p.Node.Span().Start, Err: err, Constant: p.Constant}
 		}
 	}
 	if pr.Stager != nil {
@@ -740,12 +765,37 @@ func (pr *Prepared) stage(ctx context.Context, b backend.Backend) (*StageRows, e
 	return &StageRows{rows: rows}, nil
 }
 
+// implicitConversionError refuses a query in which the database converts a value by itself,
+// row by row over private data, in a way that can fail (backend.ConversionReporter).
+func implicitConversionError(pos sqlerr.Pos, c backend.Conversion) error {
+	if c.From == "array" {
+		return sqlerr.Privacy(pos, analyzer.RuleImplicitConversion,
+			"on PostgreSQL, ARRAY[...] of arrays over private rows fails when the inner arrays' lengths differ, so whether the query fails would depend on one person's data",
+			"build a one-dimensional array (ARRAY[a, b]), or concatenate arrays with array_cat")
+	}
+	what := "a " + c.From + " value"
+	if c.Column != "" {
+		what = fmt.Sprintf("the %s column %s", c.From, ast.QuoteIdent(c.Column))
+	}
+	if c.From == "?" {
+		what = "a value"
+		if c.Column != "" {
+			what = "the column " + ast.QuoteIdent(c.Column)
+		}
+	}
+	return sqlerr.Privacy(pos, analyzer.RuleImplicitConversion,
+		fmt.Sprintf("on PostgreSQL this query makes the database convert %s to %s by itself, row by row; that conversion fails on some values (beyond the range of %s), so whether the query fails would depend on one person's data", what, strings.ToUpper(c.To), strings.ToUpper(c.To)),
+		fmt.Sprintf("convert it explicitly where the two types meet, with CAST(... AS %s): dpsql makes explicit casts total (NULL where they fail)", strings.ToUpper(c.To)))
+}
+
 // PublicPartError is the failure of a public part of an anonymized query that Check
 // computed whole (sqlgen.WholeChecks). It read no private row and happened before the
 // charge, whatever the private rows, so the engine shows it with its cause.
 type PublicPartError struct {
 	Pos sqlerr.Pos
 	Err error
+	// Constant: the part is a constant expression (sqlgen.ConstantParts).
+	Constant bool
 }
 
 func (e *PublicPartError) Error() string {

@@ -376,6 +376,11 @@ func (r *recorder) Exec(ctx context.Context, q string, args ...any) error {
 	return r.Backend.Exec(ctx, q, args...)
 }
 
+func (r *recorder) QueryConversions(ctx context.Context, q string) (*backend.Rows, []backend.Conversion, error) {
+	r.add(q)
+	return r.Backend.(backend.ConversionReporter).QueryConversions(ctx, q)
+}
+
 func (r *recorder) Tx(ctx context.Context, fn func(backend.Querier) error) error {
 	return r.Backend.Tx(ctx, func(q backend.Querier) error { return fn(recQuerier{q, r}) })
 }

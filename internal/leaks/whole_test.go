@@ -185,3 +185,58 @@ func TestLeakPostgresCasts(t *testing.T) {
 		opts + ` ANON_COUNT(q.u, 1) AS n FROM people JOIN (SELECT p, CAST(CASE WHEN p = 3 THEN 'x' END AS UUID) AS u FROM pos) AS q ON people.age - 15 = q.p WHERE people.uid = 7 AND people.salary > 500000`,
 	}, attack{})
 }
+
+// TestLeakPostgresImplicitConversions: PostgreSQL converts an operand to the type an
+// operator, a function, CASE, greatest, IN or a join needs by itself, and some of those
+// conversions fail on one value: a NUMERIC beyond DOUBLE PRECISION's range, a DATE beyond
+// TIMESTAMP's, an ARRAY[...] of arrays of different lengths. A fourth review of the night of
+// 2026-11-29 made each fail only with the target's row (5 of 5 runs). Such a conversion is
+// refused before the charge (PostgreSQL's parse tree shows it, backend.ConversionReporter);
+// date functions take a DATE directly (the helpers' DATE overloads), so they still run.
+func TestLeakPostgresImplicitConversions(t *testing.T) {
+	opts := anon("epsilon=1, delta=1e-6, kappa=1")
+	big := `CASE WHEN salary > 500000 THEN 1e400 ELSE 0 END`
+	far := `CASE WHEN salary > 500000 THEN DATE '5000000-01-01' ELSE day END`
+	checkEach(t, []string{
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE ` + big + ` > salary`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE ` + big + ` + salary > 0`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE salary IN (` + big + `, 1)`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE greatest(` + big + `, salary) > 0`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE cbrt(` + big + `) > 0`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people JOIN pos ON CAST(pos.p AS DOUBLE PRECISION) = ` + big + ` + 1`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE greatest(` + far + `, TIMESTAMP '2020-01-01') IS NOT NULL`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE ` + far + ` - TIMESTAMP '2020-01-01' IS NOT NULL`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE date_trunc('day', ` + far + `) IS NOT NULL`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE age(` + far + `) IS NOT NULL`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE ARRAY[CASE WHEN salary > 500000 THEN ARRAY[1] ELSE ARRAY[1, 2] END, ARRAY[1, 2]] IS NOT NULL`,
+	}, attack{})
+}
+
+// TestLeakPostgresStableConstants: PostgreSQL folds a call of constants while planning only if
+// it is IMMUTABLE, and computes the others row by row (a DATE cast to TIMESTAMPTZ and
+// TIMESTAMPTZ arithmetic depend on the time zone, a text cast to DATE on the date style): an
+// outside review made such a constant fail only where a CASE on the target's row reached it.
+// Check computes every constant expression once before the charge (sqlgen.ConstantParts).
+func TestLeakPostgresStableConstants(t *testing.T) {
+	opts := anon("epsilon=1, delta=1e-6, kappa=1")
+	checkEach(t, []string{
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE (CASE WHEN salary > 500000 THEN CAST(DATE '300000-01-01' AS TIMESTAMPTZ) ELSE CAST(day AS TIMESTAMPTZ) END) IS NOT NULL`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE (CASE WHEN salary > 500000 THEN CAST(CAST('x' AS TEXT) AS DATE) ELSE day END) IS NOT NULL`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE (CASE WHEN salary > 500000 THEN CAST(TIMESTAMPTZ '2000-01-01 00:00:00+00' + INTERVAL '300000 years' AS DATE) ELSE day END) IS NOT NULL`,
+	}, attack{})
+}
+
+// TestLeakPostgresUnitSumOverflow: PostgreSQL's float SUM raises on overflow, and its float
+// AVG on an overflow of its squared deviations, where DuckDB gives an infinity; the stage
+// summed each unit's values that way, so the target's two rows of 1e308 (or of 1e160 and
+// -1e160) failed the query only with the target (an outside review). The per-unit sum and
+// average are now total there (sqlgen.unitSum, unitAvg).
+func TestLeakPostgresUnitSumOverflow(t *testing.T) {
+	opts := anon("epsilon=1, delta=1e-6, kappa=1")
+	two := ` FROM people CROSS JOIN UNNEST(ARRAY[1, 2]) AS x`
+	checkEach(t, []string{
+		opts + ` ANON_SUM(CASE WHEN salary > 500000 THEN CAST(1e308 AS DOUBLE PRECISION) ELSE 0 END CLAMPED BETWEEN 0 AND 1) AS s` + two,
+		opts + ` ANON_AVG(CASE WHEN salary > 500000 THEN CASE WHEN x = 1 THEN CAST(1e160 AS DOUBLE PRECISION) ELSE CAST(-1e160 AS DOUBLE PRECISION) END ELSE 0 END CLAMPED BETWEEN 0 AND 1) AS a` + two,
+		opts + ` ANON_SUM(CASE WHEN salary > 500000 THEN CAST(1e308 AS DOUBLE PRECISION) ELSE 0 END) AS s, ANON_COUNT(*) AS c` + two,
+	}, attack{})
+}

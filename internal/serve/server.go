@@ -359,6 +359,16 @@ type shared struct{ backend.Backend }
 
 func (shared) Close() error { return nil }
 
+// QueryConversions passes the optional capability through, which the embedding hides: on
+// PostgreSQL the engine refuses to run without it (exec.Prepared.Check).
+func (s shared) QueryConversions(ctx context.Context, query string) (*backend.Rows, []backend.Conversion, error) {
+	c, ok := s.Backend.(backend.ConversionReporter)
+	if !ok {
+		return nil, nil, fmt.Errorf("serve: the backend %T does not report implicit conversions", s.Backend)
+	}
+	return c.QueryConversions(ctx, query)
+}
+
 // session is one client's engine.
 type session struct {
 	s *Server

@@ -30,9 +30,9 @@ func BoundsStage(p *plan.Plan, d backend.Dialect, j int, scaleExp, numBins int) 
 	case analyzer.CountValues:
 		partials = []string{"COUNT(" + v + ")"}
 	case analyzer.Sum:
-		partials = []string{notNaN(d, "SUM("+v+")")}
+		partials = []string{notNaN(d, unitSum(d, v))}
 	case analyzer.Avg:
-		partials = []string{notNaN(d, "AVG("+v+")")}
+		partials = []string{notNaN(d, unitAvg(d, v))}
 	case analyzer.VarPop, analyzer.StddevPop, analyzer.Percentile, analyzer.Quantiles:
 		// The rows the stage keeps (rankExpr), one slot each.
 		for i := 1; i <= plan.RowsPerGroup; i++ {

@@ -60,9 +60,9 @@ func stage(p *plan.Plan, d backend.Dialect, hist []BinLayout) (string, error) {
 		case analyzer.Sum:
 			// +Infinity and -Infinity in one unit's values sum to NaN: like a NaN value,
 			// that partial is not a value (valueExpr makes it NULL, skipped).
-			partials = append(partials, fmt.Sprintf("%s AS _dp_p%d", notNaN(d, "SUM("+v+")"), j))
+			partials = append(partials, fmt.Sprintf("%s AS _dp_p%d", notNaN(d, unitSum(d, v)), j))
 		case analyzer.Avg:
-			partials = append(partials, fmt.Sprintf("%s AS _dp_p%d", notNaN(d, "AVG("+v+")"), j))
+			partials = append(partials, fmt.Sprintf("%s AS _dp_p%d", notNaN(d, unitAvg(d, v)), j))
 		case analyzer.VarPop, analyzer.StddevPop:
 			// The unit's kept rows (at most plan.RowsPerGroup), each clamped and encoded:
 			// their number, the exact sum of their units and of their squared units.
@@ -238,6 +238,37 @@ func typedValue(d backend.Dialect, x, t string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// unitSum is the sum of a unit's values v (doubles) in a group. PostgreSQL's float sum
+// raises "value out of range: overflow" where DuckDB's gives an infinity, so two values of
+// 1e308 in one unit's rows failed the query only with that unit (an outside review). There,
+// each finite value is first brought within +-1e280: a sum of them cannot overflow before
+// 10^28 rows, more than any database reads, and a value beyond 1e280 is clamped to the
+// aggregate's bounds afterwards anyway (bounds beyond 1e280 lose nothing a double can add).
+// Infinities stay: a sum with one never raises.
+func unitSum(d backend.Dialect, v string) string {
+	if d != backend.Postgres {
+		return "SUM(" + v + ")"
+	}
+	return "SUM(" + pgWithinSum(v) + ")"
+}
+
+// unitAvg is the average of a unit's values v in a group: on PostgreSQL their sum (unitSum)
+// over their count, since PostgreSQL's float average also accumulates the squares of the
+// deviations and raises when they overflow (values of +-1e160: an outside review).
+func unitAvg(d backend.Dialect, v string) string {
+	if d != backend.Postgres {
+		return "AVG(" + v + ")"
+	}
+	return "SUM(" + pgWithinSum(v) + ") / COUNT(" + v + ")"
+}
+
+// pgWithinSum is the double v with finite values beyond +-1e280 made +-1e280 (unitSum).
+func pgWithinSum(v string) string {
+	const max, inf = "CAST(1e280 AS DOUBLE PRECISION)", "CAST('Infinity' AS DOUBLE PRECISION)"
+	return fmt.Sprintf("CASE WHEN %s > %s AND %s < %s THEN %s WHEN %s < -%s AND %s > -%s THEN -%s ELSE %s END",
+		v, max, v, inf, max, v, max, v, inf, max, v)
 }
 
 // notNaN is the double x with NaN as NULL.

@@ -37,7 +37,10 @@ import (
 // CASE WHEN FALSE THEN CAST(x AS T) ELSE dpsql.cast_T(x) END: the dead branch keeps
 // PostgreSQL's own type check (a cast that does not exist is refused before any row is
 // read) and the planner removes it. Subtrees that read no column are printed as written:
-// PostgreSQL folds them while planning, so they fail (or not) whatever the data.
+// PostgreSQL folds their IMMUTABLE calls while planning (in Check, before the charge), and
+// Check computes every one of them once before the charge too (ConstantParts), since
+// PostgreSQL computes the others (a text cast to DATE, TIMESTAMPTZ arithmetic, which depend
+// on settings) row by row, where a CASE on one person's row could reach them.
 func PrintData(d backend.Dialect, n ast.Node) string {
 	p := basePrinter(d)
 	base := p.Hook

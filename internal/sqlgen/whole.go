@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/analyzer"
 	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/plan"
@@ -16,6 +17,8 @@ import (
 type WholePart struct {
 	Node ast.Node
 	SQL  string
+	// Constant: the part is a constant expression (ConstantParts), not a relation.
+	Constant bool
 }
 
 // WholeChecks prints a query per public part of q's source that must be computed whole: the
@@ -73,6 +76,11 @@ func WholeChecks(p *plan.Plan, d backend.Dialect) ([]WholePart, error) {
 		b.WriteString(") AS _dp_part")
 		out = append(out, WholePart{Node: n, SQL: b.String()})
 	}
+	if d == backend.Postgres {
+		for _, e := range ConstantParts(q) {
+			out = append(out, WholePart{Node: e, SQL: "SELECT " + PrintData(d, e), Constant: true})
+		}
+	}
 	if q.Domain != nil || q.KeyDomains != nil {
 		var at ast.Node = q.Domain
 		if at == nil {
@@ -86,6 +94,74 @@ func WholeChecks(p *plan.Plan, d backend.Dialect) ([]WholePart, error) {
 			"SELECT count(_dp_part) FROM (" + domainSelect(p, d, keyColumns(p)) + ") AS _dp_part"})
 	}
 	return out, nil
+}
+
+// ConstantParts returns the largest subexpressions of anonymized query q's data
+// (analyzer.Query.Data, outside the public parts computed whole) that read no column, no
+// subquery and no aggregate, other than bare literals. PostgreSQL folds a call of constants
+// while planning only if it is IMMUTABLE; it computes the others row by row (a text cast to
+// DATE, a DATE cast to TIMESTAMPTZ, TIMESTAMPTZ arithmetic: they depend on the time zone or
+// the date style), and a CASE on one person's row that reaches one that fails made the query
+// fail only with that person (an outside review: `CASE WHEN uid = 5000 AND v > 50 THEN
+// CAST(DATE '300000-01-01' AS TIMESTAMPTZ) ELSE tz END`). Check computes each once before the
+// charge (WholeChecks), on PostgreSQL: a failure there happens whatever the rows, and one
+// that passes gives the same value at every row (the clock is fixed, analysts cannot change
+// settings, and no volatile function is allowed).
+func ConstantParts(q *analyzer.Query) []ast.Expr {
+	// The public groups are computed whole on their own (WholeChecks), in their own form
+	// (a declared domain range(0, 3) is no expression of PostgreSQL's).
+	domains := map[ast.Node]bool{}
+	if q.Domain != nil {
+		domains[q.Domain] = true
+	}
+	for _, d := range q.KeyDomains {
+		domains[d] = true
+	}
+	var out []ast.Expr
+	for _, n := range q.Data() {
+		if domains[n] {
+			continue
+		}
+		ast.Walk(n, func(m ast.Node) bool {
+			switch x := m.(type) {
+			case *ast.Query:
+				return !x.Whole
+			case ast.Expr:
+				if readsData(x) {
+					return true
+				}
+				if computed(x) {
+					out = append(out, x)
+				}
+				return false
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// computed reports whether a constant expression is computed, rather than a literal.
+func computed(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Paren:
+		return computed(x.X)
+	case *ast.Literal, *ast.TypedLiteral:
+		return false
+	case *ast.Unary:
+		// A signed number (-1) is a literal to PostgreSQL's planner too.
+		return x.Op != "-" && x.Op != "+" || computed(x.X)
+	case *ast.Interval:
+		return computed(x.Value)
+	case *ast.ArrayLit:
+		for _, el := range x.Elems {
+			if computed(el) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // withCTEs prints WITH and ctes, or nothing without any.

@@ -56,7 +56,7 @@ var TotalCasts = []string{
 
 // totalMarker is a function whose presence says that this version of the helpers is
 // installed.
-const totalMarker = "total_v1"
+const totalMarker = "total_v2"
 
 // installTotal creates the total helpers on PostgreSQL if this version is missing; on other
 // dialects it does nothing (DuckDB has TRY).
@@ -158,6 +158,10 @@ func totalStatements(ctx context.Context, q backend.Querier) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	native := map[string]bool{}
+	for _, r := range fnRows.Values {
+		native[asString(r[0])+"("+asString(r[1])+")"] = true
+	}
 	for _, r := range fnRows.Values {
 		name := asString(r[0])
 		n, err := asInt(r[5])
@@ -170,12 +174,51 @@ func totalStatements(ctx context.Context, q backend.Querier) ([]string, error) {
 		}
 		body := fmt.Sprintf(`pg_catalog.%q(%s)`, name, strings.Join(params, ", "))
 		stmts = append(stmts, helper(fmt.Sprintf("%q", name), asString(r[1]), asString(r[2]), body, asString(r[3]), r[4]))
+		stmts = append(stmts, dateOverloads(name, strings.Split(asString(r[1]), ", "), asString(r[2]), native)...)
 	}
 	for _, t := range TotalCasts {
 		// Casts from text depend on settings such as DateStyle: STABLE, not IMMUTABLE.
 		stmts = append(stmts, helper("cast_"+t, "anyelement", "pg_catalog."+t, "$1::pg_catalog."+t, "s", false))
 	}
 	return stmts, nil
+}
+
+// dateOverloads returns, for a function overload whose parameters include TIMESTAMPTZ
+// (date_trunc(text, timestamptz), age(timestamptz)), helpers that take a DATE in one or more
+// of those places and convert it to TIMESTAMPTZ inside the helper, where a failure is caught:
+// PostgreSQL calls the TIMESTAMPTZ overload for a DATE argument, converting the date
+// implicitly and outside the helper, which fails on a date beyond TIMESTAMPTZ's range (and
+// which dpsql therefore refuses, backend.ConversionReporter). With these, date_trunc('month',
+// d) of a DATE column resolves to a helper that takes the DATE itself. Signatures PostgreSQL
+// has natively (date_part(text, date)) are left alone.
+func dateOverloads(name string, args []string, result string, native map[string]bool) []string {
+	const tz, date = "pg_catalog.timestamptz", "pg_catalog.date"
+	var at []int
+	for i, a := range args {
+		if a == tz {
+			at = append(at, i)
+		}
+	}
+	var stmts []string
+	for mask := 1; mask < 1<<len(at); mask++ {
+		sig := append([]string(nil), args...)
+		params := make([]string, len(args))
+		for i := range params {
+			params[i] = fmt.Sprintf("$%d", i+1)
+		}
+		for k, i := range at {
+			if mask&(1<<k) != 0 {
+				sig[i] = date
+				params[i] = fmt.Sprintf("$%d::%s", i+1, tz)
+			}
+		}
+		if native[name+"("+strings.Join(sig, ", ")+")"] {
+			continue
+		}
+		body := fmt.Sprintf(`pg_catalog.%q(%s)`, name, strings.Join(params, ", "))
+		stmts = append(stmts, helper(fmt.Sprintf("%q", name), strings.Join(sig, ", "), result, body, "s", true))
+	}
+	return stmts
 }
 
 // helper is the statement that creates one total helper.

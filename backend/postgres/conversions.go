@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,6 +102,9 @@ func (db *DB) QueryConversions(ctx context.Context, query string) (*backend.Rows
 	}
 	var roots []*node
 	for _, t := range trees {
+		if !cat.mayConvert(t) {
+			continue
+		}
 		r, err := parseNodeTrees(t)
 		if err != nil {
 			return nil, nil, err
@@ -185,6 +189,38 @@ func (db *DB) castCatalog(ctx context.Context, stale *castCatalog) (*castCatalog
 	return cat, nil
 }
 
+// funcExprHead matches the start of a FUNCEXPR node up to its funcformat, in the field order
+// of PostgreSQL's outfuncs.
+var funcExprHead = regexp.MustCompile(`\{FUNCEXPR\s+:funcid\s+(\d+)\s+:funcresulttype\s+\d+\s+:funcretset\s+\w+\s+:funcvariadic\s+\w+\s+:funcformat\s+(\d+)`)
+
+// otherConversion matches an implicit conversion through text or a multidimensional array
+// (the text may be broken into lines at any space).
+var otherConversion = regexp.MustCompile(`:coerceformat\s+2\b|:multidims\s+true`)
+
+// mayConvert reports whether the text of a tree may hold a conversion that fallible would
+// report: an implicit cast other than those that cannot fail, an implicit conversion through
+// text, or a multidimensional array. Most trees hold none, and reading the text is much
+// cheaper than parsing it (a stage's tree is a few hundred kilobytes).
+func (cat *castCatalog) mayConvert(t string) bool {
+	if otherConversion.MatchString(t) {
+		return true
+	}
+	heads := funcExprHead.FindAllStringSubmatch(t, -1)
+	if len(heads) != strings.Count(t, "{FUNCEXPR") {
+		return true // a layout this does not know: parse
+	}
+	for _, h := range heads {
+		if h[2] != "2" {
+			continue
+		}
+		info, ok := cat.casts[h[1]]
+		if !ok || !totalCasts[[2]string{info.from, info.to}] {
+			return true
+		}
+	}
+	return false
+}
+
 // known reports whether every function the tree calls is in the catalog.
 func (cat *castCatalog) known(root *node) bool {
 	ok := true
@@ -202,9 +238,9 @@ func (cat *castCatalog) known(root *node) bool {
 func callee(n *node) string {
 	switch n.typ {
 	case "FUNCEXPR":
-		return n.get("funcid").atom()
+		return n.get("funcid").atom
 	case "OPEXPR", "DISTINCTEXPR", "NULLIFEXPR", "SCALARARRAYOPEXPR":
-		return n.get("opfuncid").atom()
+		return n.get("opfuncid").atom
 	}
 	return ""
 }
@@ -221,14 +257,14 @@ func (cat *castCatalog) fallible(root *node) []backend.Conversion {
 		}
 		switch n.typ {
 		case "FUNCEXPR":
-			if n.get("funcformat").atom() != "2" {
+			if n.get("funcformat").atom != "2" {
 				break
 			}
-			info, ok := cat.casts[n.get("funcid").atom()]
+			info, ok := cat.casts[n.get("funcid").atom]
 			if !ok {
-				info = castInfo{from: "?", to: typeOID(n.get("funcresulttype").atom())}
+				info = castInfo{from: "?", to: typeOID(n.get("funcresulttype").atom)}
 			}
-			if totalCasts[[2]string{info.from, info.to}] || cat.funcs[n.get("funcid").atom()].immutable && cat.constant(n.get("args")) {
+			if totalCasts[[2]string{info.from, info.to}] || cat.funcs[n.get("funcid").atom].immutable && cat.constant(n.get("args")) {
 				break
 			}
 			out = append(out, backend.Conversion{From: info.from, To: info.to, Column: columnOf(q, n.get("args"))})
@@ -236,12 +272,12 @@ func (cat *castCatalog) fallible(root *node) []backend.Conversion {
 			// A conversion through text that PostgreSQL inserted: none of the built-in
 			// implicit casts is one, so any is reported. (An ARRAYCOERCEEXPR's element
 			// conversion is a FUNCEXPR of its own, checked above.)
-			if n.get("coerceformat").atom() != "2" || cat.constant(n.get("arg")) {
+			if n.get("coerceformat").atom != "2" || cat.constant(n.get("arg")) {
 				break
 			}
-			out = append(out, backend.Conversion{From: "?", To: typeOID(n.get("resulttype").atom()), Column: columnOf(q, n.get("arg"))})
+			out = append(out, backend.Conversion{From: "?", To: typeOID(n.get("resulttype").atom), Column: columnOf(q, n.get("arg"))})
 		case "ARRAYEXPR":
-			if n.get("multidims").atom() == "true" && !cat.constant(n.get("elements")) {
+			if n.get("multidims").atom == "true" && !cat.constant(n.get("elements")) {
 				out = append(out, backend.Conversion{From: "array", To: "multidimensional array"})
 			}
 		}
@@ -278,11 +314,11 @@ func (cat *castCatalog) constant(v value) bool {
 func columnOf(root *node, v value) string {
 	var vars []*node
 	v.children(func(c *node) { vars = append(vars, c) })
-	if len(vars) != 1 || vars[0].typ != "VAR" || vars[0].get("varlevelsup").atom() != "0" {
+	if len(vars) != 1 || vars[0].typ != "VAR" || vars[0].get("varlevelsup").atom != "0" {
 		return ""
 	}
-	no, err1 := strconv.Atoi(vars[0].get("varno").atom())
-	att, err2 := strconv.Atoi(vars[0].get("varattno").atom())
+	no, err1 := strconv.Atoi(vars[0].get("varno").atom)
+	att, err2 := strconv.Atoi(vars[0].get("varattno").atom)
 	rt := root.get("rtable").list
 	if err1 != nil || err2 != nil || no < 1 || no > len(rt) || rt[no-1].node == nil {
 		return ""
@@ -295,7 +331,7 @@ func columnOf(root *node, v value) string {
 	if att < 1 || att > len(cols) {
 		return ""
 	}
-	return unquoteToken(cols[att-1].atom())
+	return unquoteToken(cols[att-1].atom)
 }
 
 // unquoteToken undoes outfuncs' quoting of a string token ("a\ b" → a b).

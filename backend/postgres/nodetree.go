@@ -18,11 +18,11 @@ type field struct {
 }
 
 // A value is a field's value: a node, a list of values, or one token (a number, a name,
-// <> for NULL; the bytes of a constant are several tokens, kept in atoms).
+// <> for NULL). A constant's bytes ("4 [ 0 0 0 0 ]") are skipped: atom is their length.
 type value struct {
-	node  *node
-	list  []value
-	atoms []string
+	node *node
+	list []value
+	atom string
 }
 
 // get returns the value of field name ("funcid", without the colon).
@@ -33,14 +33,6 @@ func (n *node) get(name string) value {
 		}
 	}
 	return value{}
-}
-
-// atom returns the value's single token, or "" if it is not one.
-func (v value) atom() string {
-	if len(v.atoms) == 1 {
-		return v.atoms[0]
-	}
-	return ""
 }
 
 // children calls fn on every node directly inside v, in order.
@@ -87,31 +79,33 @@ func parseNodeTrees(s string) ([]*node, error) {
 }
 
 func tokenize(s string) []string {
-	var toks []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			toks = append(toks, b.String())
-			b.Reset()
-		}
-	}
+	toks := make([]string, 0, len(s)/5)
+	start := -1 // the current token's first byte, or -1 between tokens
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\' && i+1 < len(s):
-			b.WriteByte(c)
-			b.WriteByte(s[i+1])
+		switch c := s[i]; c {
+		case ' ', '\n', '\t', '\r', '(', ')', '{', '}':
+			if start >= 0 {
+				toks = append(toks, s[start:i])
+				start = -1
+			}
+			if c != ' ' && c != '\n' && c != '\t' && c != '\r' {
+				toks = append(toks, s[i:i+1])
+			}
+		case '\\':
+			// An escaped character (a space or a bracket in a name) belongs to the token.
+			if start < 0 {
+				start = i
+			}
 			i++
-		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
-			flush()
-		case c == '(' || c == ')' || c == '{' || c == '}':
-			flush()
-			toks = append(toks, string(c))
 		default:
-			b.WriteByte(c)
+			if start < 0 {
+				start = i
+			}
 		}
 	}
-	flush()
+	if start >= 0 {
+		toks = append(toks, s[start:])
+	}
 	return toks
 }
 
@@ -141,9 +135,13 @@ func (p *treeParser) value() (value, error) {
 			if p.i >= len(p.toks) {
 				return v, fmt.Errorf("postgres: parse tree: unclosed list")
 			}
+			before := p.i
 			x, err := p.value()
 			if err != nil {
 				return v, err
+			}
+			if p.i == before {
+				return v, fmt.Errorf("postgres: parse tree: %q in a list", p.peek())
 			}
 			v.list = append(v.list, x)
 		}
@@ -151,20 +149,16 @@ func (p *treeParser) value() (value, error) {
 		return v, nil
 	}
 	var v value
-	for p.i < len(p.toks) {
-		t := p.peek()
-		if t == "}" || t == ")" || t == "{" || t == "(" || strings.HasPrefix(t, ":") {
-			break
+	if t := p.peek(); t == "" || t == "}" || t == ")" || strings.HasPrefix(t, ":") {
+		return v, nil
+	}
+	v.atom = p.toks[p.i]
+	p.i++
+	if p.peek() == "[" {
+		for p.i < len(p.toks) && p.toks[p.i] != "]" {
+			p.i++
 		}
-		v.atoms = append(v.atoms, t)
 		p.i++
-		if len(v.atoms) == 1 && !strings.HasPrefix(p.peek(), "[") {
-			// One token, unless a constant's bytes follow ("4 [ 0 0 0 0 ]").
-			break
-		}
-		if t == "]" {
-			break
-		}
 	}
 	return v, nil
 }
@@ -174,7 +168,7 @@ func (p *treeParser) node() (*node, error) {
 	if p.i >= len(p.toks) {
 		return nil, fmt.Errorf("postgres: parse tree: unclosed node")
 	}
-	n := &node{typ: p.toks[p.i]}
+	n := &node{typ: p.toks[p.i], fields: make([]field, 0, 12)}
 	p.i++
 	for p.peek() != "}" {
 		if p.i >= len(p.toks) {

@@ -31,16 +31,16 @@ func TestParseNodeTree(t *testing.T) {
 		}
 		return true
 	})
-	if fn.get("funcid").atom() != "1746" || fn.get("funcformat").atom() != "2" {
+	if fn.get("funcid").atom != "1746" || fn.get("funcformat").atom != "2" {
 		t.Fatalf("FUNCEXPR fields: %+v", fn.fields)
 	}
 	if c := columnOf(root, fn.get("args")); c != "n" {
 		t.Fatalf("column %q, want n", c)
 	}
-	if cols := root.get("rtable").list[0].node.get("eref").node.get("colnames").list; unquoteToken(cols[0].atom()) != "a b" || unquoteToken(cols[1].atom()) != "c)d" {
+	if cols := root.get("rtable").list[0].node.get("eref").node.get("colnames").list; unquoteToken(cols[0].atom) != "a b" || unquoteToken(cols[1].atom) != "c)d" {
 		t.Fatalf("colnames %+v", cols)
 	}
-	for _, bad := range []string{`{QUERY :a (1 2`, `{QUERY :a {X :b 1}`, `{QUERY 5}`, `(1 2)`, `{QUERY} x`, `({QUERY}`} {
+	for _, bad := range []string{`{QUERY :a (1 2`, `{QUERY :a {X :b 1}`, `{QUERY 5}`, `(1 2)`, `{QUERY} x`, `({QUERY}`, `(1 })`, `{QUERY :a (}`} {
 		if _, err := parseNodeTrees(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}

@@ -272,7 +272,9 @@ func (cat *castCatalog) fallible(root *node) []backend.Conversion {
 			// A conversion through text that PostgreSQL inserted: none of the built-in
 			// implicit casts is one, so any is reported. (An ARRAYCOERCEEXPR's element
 			// conversion is a FUNCEXPR of its own, checked above.)
-			if n.get("coerceformat").atom != "2" || cat.constant(n.get("arg")) {
+			if n.get("coerceformat").atom != "2" || cat.constant(n.get("arg")) || textTypes[n.get("resulttype").atom] {
+				// To text a value's output function cannot fail (CAST(x AS VARCHAR(1)) of
+				// a double: PostgreSQL writes it as text, then cuts it).
 				break
 			}
 			out = append(out, backend.Conversion{From: "?", To: typeOID(n.get("resulttype").atom), Column: columnOf(q, n.get("arg"))})
@@ -347,9 +349,22 @@ func unquoteToken(t string) string {
 	return b.String()
 }
 
+// textTypes are the oids of text, character varying, character and name.
+var textTypes = map[string]bool{"25": true, "1043": true, "1042": true, "19": true}
+
 // typeOID names a few type oids for messages; others are "type <oid>".
 func typeOID(oid string) string {
 	switch oid {
+	case "1082":
+		return "date"
+	case "1700":
+		return "numeric"
+	case "1186":
+		return "interval"
+	case "20":
+		return "bigint"
+	case "23":
+		return "integer"
 	case "700":
 		return "real"
 	case "701":

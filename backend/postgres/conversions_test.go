@@ -39,6 +39,7 @@ func TestQueryConversions(t *testing.T) {
 		{`SELECT ARRAY[a, ARRAY[i]] FROM conv`, "array>multidimensional array@"},
 		{`SELECT ARRAY[ARRAY[1], ARRAY[2]] FROM conv`, ""},
 		{`SELECT i FROM convv`, "numeric>double precision@n"},
+		{`SELECT CAST(v AS VARCHAR(1)), CAST(n AS CHAR(2)) FROM conv`, ""},
 		{`SELECT v FROM conv WHERE v < CAST(DATE '2020-01-01' - DATE '2019-01-01' AS INTEGER)`, ""},
 		{`SELECT ts FROM conv WHERE ts > DATE '2020-01-01'`, ""},
 		{`SELECT tz FROM conv WHERE tz > greatest(DATE '2020-01-01', TIMESTAMPTZ '2020-01-01')`, "date>timestamp with time zone@"},

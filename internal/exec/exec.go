@@ -87,6 +87,9 @@ func Prepare(p *plan.Plan, m Mechanisms, d backend.Dialect) (*Prepared, error) {
 		if err := sqlgen.PostgresCasts(p.Query); err != nil {
 			return nil, err
 		}
+		if err := sqlgen.PostgresFunctions(p.Query); err != nil {
+			return nil, err
+		}
 	}
 	setIntervalLevels(p)
 	var err error

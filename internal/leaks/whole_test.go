@@ -240,3 +240,20 @@ func TestLeakPostgresUnitSumOverflow(t *testing.T) {
 		opts + ` ANON_SUM(CASE WHEN salary > 500000 THEN CAST(1e308 AS DOUBLE PRECISION) ELSE 0 END) AS s, ANON_COUNT(*) AS c` + two,
 	}, attack{})
 }
+
+// TestLeakPostgresFormatAndNumericSums: a second review of the PostgreSQL fixes found
+// format() failing on the rows that reach it (an unknown conversion in a CASE on the target's
+// row, %I of the target's NULL), regexp_matches (a set-returning function there) with an
+// invalid pattern, and a per-person sum of NUMERICs beyond PostgreSQL's 131072 digits. The
+// first two are refused on PostgreSQL before anything runs (sqlgen.PostgresFunctions); the sums'
+// terms are bounded (sqlgen.pgSummable).
+func TestLeakPostgresFormatAndNumericSums(t *testing.T) {
+	opts := anon("epsilon=1, delta=1e-6, kappa=1")
+	checkEach(t, []string{
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE (CASE WHEN salary > 500000 THEN format('%z', name) END) IS NOT NULL OR uid > 0`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM people WHERE format('%I', CASE WHEN salary > 500000 THEN CAST(NULL AS VARCHAR) ELSE name END) <> 'x'`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM (SELECT uid, regexp_matches(CASE WHEN salary > 500000 THEN name END, '(') AS m FROM people) AS q`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM (SELECT uid, sum(CASE WHEN salary > 500000 THEN CAST('9e131071' AS DECIMAL) ELSE 0 END) AS a FROM people, UNNEST(ARRAY[1, 2]) AS u GROUP BY uid) AS s WHERE a >= 0`,
+		opts + ` ANON_COUNT(uid, 1) AS n FROM (SELECT uid, avg(CASE WHEN salary > 500000 THEN CAST('9e131071' AS DECIMAL) ELSE 0 END) AS a FROM people, UNNEST(ARRAY[1, 2]) AS u GROUP BY uid) AS s WHERE a >= 0`,
+	}, attack{})
+}

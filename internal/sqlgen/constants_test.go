@@ -64,3 +64,22 @@ func TestConstantParts(t *testing.T) {
 		t.Errorf("%d parts %q, want %d", len(got), got, len(want))
 	}
 }
+
+// TestPgFormatTotal: the format strings of PostgreSQL's format() that cannot fail.
+func TestPgFormatTotal(t *testing.T) {
+	for _, c := range []struct {
+		f    string
+		args int
+		ok   bool
+	}{
+		{"plain", 0, true}, {"%s", 1, true}, {"%s %L %%", 2, true}, {"%2$s %1$L", 2, true},
+		{"%1$s %s", 2, true}, {"%%", 0, true}, {"{}", 0, true},
+		{"%s", 0, false}, {"%s %s", 1, false}, {"%I", 1, false}, {"%z", 1, false}, {"%10s", 1, false},
+		{"%-s", 1, false}, {"%3$s", 2, false}, {"%0$s", 1, false}, {"%1$s %s", 1, false}, {"%", 0, false},
+		{"%1$", 1, false}, {"%99999999$s", 1, false}, {"%*s", 2, false},
+	} {
+		if got := sqlgen.PgFormatTotal(c.f, c.args); got != c.ok {
+			t.Errorf("pgFormatTotal(%q, %d) = %v, want %v", c.f, c.args, got, c.ok)
+		}
+	}
+}

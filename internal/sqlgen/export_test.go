@@ -4,3 +4,4 @@ package sqlgen
 var PgPriority = pgPriority
 var Priority = priority
 var CountCode = countCode
+var PgFormatTotal = pgFormatTotal

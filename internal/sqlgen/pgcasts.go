@@ -95,3 +95,79 @@ func pgByteaCast(x string) string {
 	return "CASE WHEN pg_typeof(" + x + ") = CAST('bytea' AS REGTYPE) THEN CAST(" + x + " AS BYTEA) WHEN strpos(CAST(" + x +
 		" AS TEXT), chr(92)) > 0 THEN NULL ELSE CAST(" + x + " AS BYTEA) END"
 }
+
+// PostgresFunctions refuses, on PostgreSQL, calls in the data of anonymized query q that
+// PostgreSQL evaluates row by row, that no total helper covers, and that fail on some rows:
+//
+//   - format(f, ...) raises for a conversion other than %s, %L and %% (an unknown one, a
+//     width), for an argument it is not given, and for %I of a NULL: with a CASE on the
+//     target's row, or the target's NULL, the query failed only with the target (an outside
+//     review). Allowed: a literal f of %s, %L and %% only, each naming an argument given.
+//   - regexp_matches is a set-returning function there (one row per match, so it multiplies
+//     rows), and an invalid pattern fails on the rows that reach it.
+//
+// The refusal depends on the query's text only.
+func PostgresFunctions(q *analyzer.Query) error {
+	var err error
+	for _, n := range q.Data() {
+		ast.Walk(n, func(m ast.Node) bool {
+			c, ok := m.(*ast.FuncCall)
+			if !ok || err != nil || len(c.Name) != 1 {
+				return err == nil
+			}
+			switch strings.ToLower(c.Name[0].Name) {
+			case "format":
+				if len(c.Args) > 0 {
+					if l, ok := c.Args[0].(*ast.Literal); ok && l.Kind == ast.StringLit && pgFormatTotal(l.Text, len(c.Args)-1) {
+						return true
+					}
+				}
+				err = sqlerr.New(c.Span().Start, sqlerr.FeatureNotSupported,
+					"on PostgreSQL format() inside an anonymized query takes a literal format string of %%s, %%L and %%%% only, each naming an argument it is given: PostgreSQL raises an error for other conversions (%%I of a NULL, a width, a missing argument) on the rows that reach them, so whether the query fails would depend on the data").
+					WithHint("use %%s and %%L, or build the text with ||")
+			case "regexp_matches":
+				err = sqlerr.New(c.Span().Start, sqlerr.FeatureNotSupported,
+					"on PostgreSQL regexp_matches inside an anonymized query is not supported: there it returns a row per match (multiplying rows), and an invalid pattern fails on the rows that reach it").
+					WithHint("use regexp_replace, or LIKE")
+			}
+			return err == nil
+		})
+	}
+	return err
+}
+
+// pgFormatTotal reports whether the format string f of PostgreSQL's format() with args
+// arguments after it uses only %s, %L and %%, each with an optional position n$, and names
+// only arguments it is given (an unpositioned conversion takes the argument after the last
+// one taken).
+func pgFormatTotal(f string, args int) bool {
+	next := 1
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		if i++; i >= len(f) {
+			return false
+		}
+		if f[i] == '%' {
+			continue
+		}
+		pos := next
+		j := i
+		for j < len(f) && j-i < 7 && f[j] >= '0' && f[j] <= '9' {
+			j++
+		}
+		if j > i {
+			if j >= len(f) || f[j] != '$' {
+				return false // a width, or a position too long
+			}
+			pos, _ = strconv.Atoi(f[i:j])
+			i = j + 1
+		}
+		if i >= len(f) || f[i] != 's' && f[i] != 'L' || pos < 1 || pos > args {
+			return false
+		}
+		next = pos + 1
+	}
+	return true
+}

@@ -651,6 +651,23 @@ func validLikeLiteral(pattern ast.Expr) bool {
 	return n%2 == 0
 }
 
+// pgSummable is the NUMERIC n with finite values beyond +-1e130000 made +-1e130000:
+// PostgreSQL's NUMERIC holds at most 131072 digits before the point, so a sum of two values of
+// 9e131071 overflowed ("value overflows numeric format") only on the rows of the unit that
+// held them (an outside review). Such terms cannot overflow a sum before 10^1000 rows;
+// infinities and NaN stay as they are (their sums do not fail).
+func pgSummable(n ast.Expr) ast.Expr {
+	lim := &ast.Cast{X: &ast.Literal{Kind: ast.StringLit, Text: "1e130000"}, Type: &ast.TypeName{Name: "NUMERIC"}}
+	neg := &ast.Cast{X: &ast.Literal{Kind: ast.StringLit, Text: "-1e130000"}, Type: &ast.TypeName{Name: "NUMERIC"}}
+	inf := &ast.Cast{X: &ast.Literal{Kind: ast.StringLit, Text: "Infinity"}, Type: &ast.TypeName{Name: "NUMERIC"}}
+	ninf := &ast.Cast{X: &ast.Literal{Kind: ast.StringLit, Text: "-Infinity"}, Type: &ast.TypeName{Name: "NUMERIC"}}
+	and := func(a, b ast.Expr) ast.Expr { return &ast.Binary{Op: "AND", L: a, R: b} }
+	return &ast.Case{Whens: []*ast.When{
+		{Cond: and(&ast.Binary{Op: ">", L: n, R: lim}, &ast.Binary{Op: "<", L: n, R: inf}), Result: lim},
+		{Cond: and(&ast.Binary{Op: "<", L: n, R: neg}, &ast.Binary{Op: ">", L: n, R: ninf}), Result: neg},
+	}, Else: n}
+}
+
 // totalSum returns sum, avg or mean of x (an analyst's aggregate, in a FROM subquery over
 // private data or an expression subquery) over a type where it cannot overflow: DuckDB sums
 // HUGEINT and DECIMAL(38) in types that raise an error on overflow, even inside TRY, and
@@ -676,7 +693,7 @@ func totalSum(d backend.Dialect, n ast.Node) (*ast.FuncCall, bool) {
 		one := &ast.Cast{X: intLit("1"), Type: &ast.TypeName{Name: "DOUBLE"}}
 		c.Args = []ast.Expr{&ast.Cast{X: &ast.Binary{Op: "*", L: &ast.Paren{X: f.Args[0]}, R: one}, Type: &ast.TypeName{Name: "DOUBLE"}, Safe: true}}
 	case backend.Postgres:
-		c.Args = []ast.Expr{&ast.Cast{X: f.Args[0], Type: &ast.TypeName{Name: "NUMERIC"}}}
+		c.Args = []ast.Expr{pgSummable(&ast.Cast{X: f.Args[0], Type: &ast.TypeName{Name: "NUMERIC"}})}
 	default:
 		return nil, false
 	}

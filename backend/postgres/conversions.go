@@ -170,8 +170,12 @@ func (db *DB) castCatalog(ctx context.Context, stale *castCatalog) (*castCatalog
 		return db.casts, nil
 	}
 	cat := &castCatalog{casts: map[string]castInfo{}, funcs: map[string]funcInfo{}}
+	// One function serves several casts (int4(int2) is smallint to integer, and, followed by
+	// a relabeling, smallint to regproc or regnamespace): the cast a FUNCEXPR performs is the
+	// one whose target is the function's result.
 	rows, err := db.Query(ctx, `SELECT c.castfunc::text, format_type(c.castsource, NULL), format_type(c.casttarget, NULL)
-		FROM pg_catalog.pg_cast c WHERE c.castcontext = 'i' AND c.castmethod = 'f'`)
+		FROM pg_catalog.pg_cast c JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
+		WHERE c.castcontext = 'i' AND c.castmethod = 'f' AND c.casttarget = p.prorettype`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read the implicit casts: %w", err)
 	}

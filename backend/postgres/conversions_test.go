@@ -17,8 +17,8 @@ func TestQueryConversions(t *testing.T) {
 	ctx := context.Background()
 	owner, url := open(t, postgres.Options{Mode: backend.Owner})
 	mustExec(t, owner, `CREATE TABLE conv (i INTEGER, b BIGINT, v DOUBLE PRECISION, r REAL, n NUMERIC, d DATE,
-		ts TIMESTAMP, tz TIMESTAMPTZ, s TEXT, a INTEGER[], "odd name" NUMERIC)`)
-	mustExec(t, owner, `INSERT INTO conv VALUES (1, 2, 3, 4, 5, DATE '2020-01-01', TIMESTAMP '2020-01-01', TIMESTAMPTZ '2020-01-01', 'x', ARRAY[1], 6)`)
+		ts TIMESTAMP, tz TIMESTAMPTZ, s TEXT, a INTEGER[], "odd name" NUMERIC, sm SMALLINT)`)
+	mustExec(t, owner, `INSERT INTO conv VALUES (1, 2, 3, 4, 5, DATE '2020-01-01', TIMESTAMP '2020-01-01', TIMESTAMPTZ '2020-01-01', 'x', ARRAY[1], 6, 7)`)
 	mustExec(t, owner, `CREATE VIEW convv AS SELECT i, n > v AS f FROM conv`)
 	db := openURL(t, url, postgres.Options{})
 	for _, c := range []struct {
@@ -26,6 +26,10 @@ func TestQueryConversions(t *testing.T) {
 		want string // the conversions, "from>to@column" joined by ";"
 	}{
 		{`SELECT i + b, i * v, b > r, v > 1.5, v > 1.5 * 2, n > i, s || 'a' FROM conv`, ""},
+		// int4(int2) also serves smallint to regnamespace: the cast is the widening one
+		// (the stage hashes a SMALLINT key this way; an outside review).
+		{`SELECT hashint4extended(COALESCE(sm, 0), 0), sm + i, sm * v FROM conv`, ""},
+		{`SELECT 1 FROM conv WHERE b = CAST('pg_catalog' AS regnamespace)`, "bigint>oid@b"},
 		{`SELECT 1 FROM conv WHERE n > v`, "numeric>double precision@n"},
 		{`SELECT 1 FROM conv WHERE "odd name" > v`, "numeric>double precision@odd name"},
 		{`SELECT n + r FROM conv`, "numeric>double precision@n"},

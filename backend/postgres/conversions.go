@@ -65,7 +65,7 @@ type funcInfo struct {
 // installed since).
 type castCatalog struct {
 	casts map[string]castInfo // function oid → the implicit cast it performs
-	funcs map[string]funcInfo // function oid → its name and volatility
+	funcs map[string]funcInfo // function oid → its volatility
 }
 
 // QueryConversions runs query like Query and returns, with its rows, the conversions that

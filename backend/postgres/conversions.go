@@ -55,17 +55,12 @@ type castInfo struct {
 	from, to string
 }
 
-// funcInfo is what the scan needs of a function.
-type funcInfo struct {
-	immutable bool
-}
-
 // castCatalog is what QueryConversions needs of pg_cast and pg_proc, read once per
 // DB (and again when a tree names a function it does not know, such as a helper the owner
 // installed since).
 type castCatalog struct {
-	casts map[string]castInfo // function oid → the implicit cast it performs
-	funcs map[string]funcInfo // function oid → its volatility
+	casts     map[string]castInfo // function oid → the implicit cast it performs
+	immutable map[string]bool     // every function's oid → IMMUTABLE
 }
 
 // QueryConversions runs query like Query and returns, with its rows, the conversions that
@@ -123,7 +118,37 @@ func (db *DB) QueryConversions(ctx context.Context, query string) (*backend.Rows
 	for _, root := range roots {
 		out = append(out, cat.fallible(root)...)
 	}
+	if err := db.nameTypes(ctx, out); err != nil {
+		return nil, nil, err
+	}
 	return rows, out, nil
+}
+
+// nameTypes replaces the targets fallible knows only by oid ("oid 1043") with their names.
+func (db *DB) nameTypes(ctx context.Context, convs []backend.Conversion) error {
+	var oids []uint32
+	var at []int
+	for i, c := range convs {
+		if o, ok := strings.CutPrefix(c.To, "oid "); ok {
+			n, err := strconv.ParseUint(o, 10, 32)
+			if err != nil {
+				return fmt.Errorf("postgres: parse tree: type oid %q", o)
+			}
+			oids, at = append(oids, uint32(n)), append(at, i)
+		}
+	}
+	if len(oids) == 0 {
+		return nil
+	}
+	return db.withConn(ctx, func(c *pgx.Conn) error {
+		names, err := db.typeNames(ctx, c, oids)
+		for k, i := range at {
+			if err == nil {
+				convs[i].To = strings.ToLower(names[k])
+			}
+		}
+		return err
+	})
 }
 
 // treeSettings make PostgreSQL send the statement's parse tree to the client, in this
@@ -169,7 +194,7 @@ func (db *DB) castCatalog(ctx context.Context, stale *castCatalog) (*castCatalog
 	if db.casts != nil && db.casts != stale {
 		return db.casts, nil
 	}
-	cat := &castCatalog{casts: map[string]castInfo{}, funcs: map[string]funcInfo{}}
+	cat := &castCatalog{casts: map[string]castInfo{}, immutable: map[string]bool{}}
 	// One function serves several casts (int4(int2) is smallint to integer, and, followed by
 	// a relabeling, smallint to regproc or regnamespace): the cast a FUNCEXPR performs is the
 	// one whose target is the function's result.
@@ -187,7 +212,7 @@ func (db *DB) castCatalog(ctx context.Context, stale *castCatalog) (*castCatalog
 		return nil, fmt.Errorf("postgres: read the functions' volatility: %w", err)
 	}
 	for _, r := range rows.Values {
-		cat.funcs[fmt.Sprint(r[0])] = funcInfo{immutable: r[1] == true}
+		cat.immutable[fmt.Sprint(r[0])] = r[1] == true
 	}
 	db.casts = cat
 	return cat, nil
@@ -230,7 +255,7 @@ func (cat *castCatalog) known(root *node) bool {
 	ok := true
 	root.walk(func(n *node) bool {
 		if id := callee(n); id != "" {
-			_, found := cat.funcs[id]
+			_, found := cat.immutable[id]
 			ok = ok && found
 		}
 		return ok
@@ -266,9 +291,9 @@ func (cat *castCatalog) fallible(root *node) []backend.Conversion {
 			}
 			info, ok := cat.casts[n.get("funcid").atom]
 			if !ok {
-				info = castInfo{from: "?", to: typeOID(n.get("funcresulttype").atom)}
+				info = castInfo{from: "?", to: "oid " + n.get("funcresulttype").atom}
 			}
-			if totalCasts[[2]string{info.from, info.to}] || cat.funcs[n.get("funcid").atom].immutable && cat.constant(n.get("args")) {
+			if totalCasts[[2]string{info.from, info.to}] || cat.immutable[n.get("funcid").atom] && cat.constant(n.get("args")) {
 				break
 			}
 			out = append(out, backend.Conversion{From: info.from, To: info.to, Column: columnOf(q, n.get("args"))})
@@ -281,7 +306,7 @@ func (cat *castCatalog) fallible(root *node) []backend.Conversion {
 				// a double: PostgreSQL writes it as text, then cuts it).
 				break
 			}
-			out = append(out, backend.Conversion{From: "?", To: typeOID(n.get("resulttype").atom), Column: columnOf(q, n.get("arg"))})
+			out = append(out, backend.Conversion{From: "?", To: "oid " + n.get("resulttype").atom, Column: columnOf(q, n.get("arg"))})
 		case "ARRAYEXPR":
 			if n.get("multidims").atom == "true" && !cat.constant(n.get("elements")) {
 				out = append(out, backend.Conversion{From: "array", To: "multidimensional array"})
@@ -305,7 +330,7 @@ func (cat *castCatalog) constant(v value) bool {
 			case "CONST", "RELABELTYPE", "BOOLEXPR", "NULLTEST", "CASEEXPR", "CASEWHEN", "ARRAYEXPR",
 				"MINMAXEXPR", "COALESCEEXPR", "ROW":
 			case "FUNCEXPR", "OPEXPR", "DISTINCTEXPR", "NULLIFEXPR", "SCALARARRAYOPEXPR":
-				ok = ok && cat.funcs[callee(n)].immutable
+				ok = ok && cat.immutable[callee(n)]
 			default:
 				ok = false
 			}
@@ -355,28 +380,3 @@ func unquoteToken(t string) string {
 
 // textTypes are the oids of text, character varying, character and name.
 var textTypes = map[string]bool{"25": true, "1043": true, "1042": true, "19": true}
-
-// typeOID names a few type oids for messages; others are "type <oid>".
-func typeOID(oid string) string {
-	switch oid {
-	case "1082":
-		return "date"
-	case "1700":
-		return "numeric"
-	case "1186":
-		return "interval"
-	case "20":
-		return "bigint"
-	case "23":
-		return "integer"
-	case "700":
-		return "real"
-	case "701":
-		return "double precision"
-	case "1114":
-		return "timestamp without time zone"
-	case "1184":
-		return "timestamp with time zone"
-	}
-	return "type " + oid
-}

@@ -250,15 +250,15 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 		}
 		check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(alt) + ")")
 	}
-	checksConversions := pr.dialect == backend.Postgres
-	if checksConversions {
+	if pr.dialect == backend.Postgres {
 		conv, ok := b.(backend.ConversionReporter)
 		if !ok {
 			// Fail closed: a wrapper that hides the capability must not skip the check.
 			return fmt.Errorf("exec: the PostgreSQL backend %T does not report implicit conversions (backend.ConversionReporter)", b)
 		}
 		// The statements that read private rows are checked for the conversions the
-		// database inserts by itself; the post-processing query reads released values only.
+		// database inserts by itself; the post-processing query reads released values only,
+		// and is bound on its own below.
 		_, found, err := conv.QueryConversions(ctx, check)
 		if err != nil {
 			return err
@@ -266,20 +266,19 @@ func (pr *Prepared) Check(ctx context.Context, b backend.Backend) error {
 		if len(found) > 0 {
 			return implicitConversionError(pr.Plan.Query.Node.Span().Start, found[0])
 		}
+		check = ""
 	}
 	if post := pr.postProcessed(); post != nil {
 		sql, err := sqlgen.Release(post, pr.dialect, pr.releaseTable(pr.probe))
 		if err != nil {
 			return err
 		}
-		if checksConversions {
+		if check == "" {
 			check = noRows(sql)
 		} else {
 			// Both bindings in one statement, one round trip: each branch returns no row.
 			check = noRows("(" + check + ")\nUNION ALL\n(" + noRows(sql) + ")")
 		}
-	} else if checksConversions {
-		check = ""
 	}
 	if check != "" {
 		if _, err := b.Query(ctx, check); err != nil {

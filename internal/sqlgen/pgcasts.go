@@ -25,30 +25,40 @@ var pgTextTypes = setOf("TEXT", "VARCHAR", "CHARACTER VARYING", "CHAR", "CHARACT
 // before the charge) the same cast could fail in the stage and not in the check if its value
 // read the clock ('now'). The refusal depends on the query's text only.
 func PostgresCasts(q *analyzer.Query) error {
+	return walkData(q, func(m ast.Node) error {
+		c, ok := m.(*ast.Cast)
+		if !ok || !readsData(c.X) {
+			// A cast of a constant fails or not whatever the data: PostgreSQL folds it
+			// while planning, or Check computes it once before the charge (ConstantParts).
+			return nil
+		}
+		t := strings.ToUpper(Print(backend.Postgres, c.Type))
+		if _, ok := pgCasts[t]; ok {
+			return nil
+		}
+		name := strings.ToUpper(c.Type.Name)
+		if pgTextTypes[name] || pgTextTypes[t] {
+			return nil
+		}
+		if _, _, ok := numericTypmod(c.Type); ok || t == "BYTEA" {
+			return nil
+		}
+		return sqlerr.New(c.Span().Start, sqlerr.FeatureNotSupported,
+			"on PostgreSQL a cast to %s inside an anonymized query is not supported: it can fail on one row's value, and PostgreSQL has no TRY", t).
+			WithHint("cast to TEXT, a number, BOOLEAN, or a date or time type, which dpsql makes total; compare text instead of uuid or json")
+	})
+}
+
+// walkData calls fn on every node of anonymized query q's data (analyzer.Query.Data) until
+// it returns an error, and returns that error.
+func walkData(q *analyzer.Query, fn func(ast.Node) error) error {
 	var err error
 	for _, n := range q.Data() {
 		ast.Walk(n, func(m ast.Node) bool {
-			c, ok := m.(*ast.Cast)
-			if !ok || err != nil || !readsData(c.X) {
-				// A cast of a constant is folded while planning, before any row is read:
-				// whether it fails depends on the query's text alone.
-				return err == nil
+			if err == nil {
+				err = fn(m)
 			}
-			t := strings.ToUpper(Print(backend.Postgres, c.Type))
-			if _, ok := pgCasts[t]; ok {
-				return true
-			}
-			name := strings.ToUpper(c.Type.Name)
-			if pgTextTypes[name] || pgTextTypes[t] {
-				return true
-			}
-			if _, _, ok := numericTypmod(c.Type); ok || t == "BYTEA" {
-				return true
-			}
-			err = sqlerr.New(c.Span().Start, sqlerr.FeatureNotSupported,
-				"on PostgreSQL a cast to %s inside an anonymized query is not supported: it can fail on one row's value, and PostgreSQL has no TRY", t).
-				WithHint("cast to TEXT, a number, BOOLEAN, or a date or time type, which dpsql makes total; compare text instead of uuid or json")
-			return false
+			return err == nil
 		})
 	}
 	return err
@@ -108,32 +118,28 @@ func pgByteaCast(x string) string {
 //
 // The refusal depends on the query's text only.
 func PostgresFunctions(q *analyzer.Query) error {
-	var err error
-	for _, n := range q.Data() {
-		ast.Walk(n, func(m ast.Node) bool {
-			c, ok := m.(*ast.FuncCall)
-			if !ok || err != nil || len(c.Name) != 1 {
-				return err == nil
-			}
-			switch strings.ToLower(c.Name[0].Name) {
-			case "format":
-				if len(c.Args) > 0 {
-					if l, ok := c.Args[0].(*ast.Literal); ok && l.Kind == ast.StringLit && pgFormatTotal(l.Text, len(c.Args)-1) {
-						return true
-					}
+	return walkData(q, func(m ast.Node) error {
+		c, ok := m.(*ast.FuncCall)
+		if !ok || len(c.Name) != 1 {
+			return nil
+		}
+		switch strings.ToLower(c.Name[0].Name) {
+		case "format":
+			if len(c.Args) > 0 {
+				if l, ok := c.Args[0].(*ast.Literal); ok && l.Kind == ast.StringLit && pgFormatTotal(l.Text, len(c.Args)-1) {
+					return nil
 				}
-				err = sqlerr.New(c.Span().Start, sqlerr.FeatureNotSupported,
-					"on PostgreSQL format() inside an anonymized query takes a literal format string of %%s, %%L and %%%% only, each naming an argument it is given: PostgreSQL raises an error for other conversions (%%I of a NULL, a width, a missing argument) on the rows that reach them, so whether the query fails would depend on the data").
-					WithHint("use %%s and %%L, or build the text with ||")
-			case "regexp_matches":
-				err = sqlerr.New(c.Span().Start, sqlerr.FeatureNotSupported,
-					"on PostgreSQL regexp_matches inside an anonymized query is not supported: there it returns a row per match (multiplying rows), and an invalid pattern fails on the rows that reach it").
-					WithHint("use regexp_replace, or LIKE")
 			}
-			return err == nil
-		})
-	}
-	return err
+			return sqlerr.New(c.Span().Start, sqlerr.FeatureNotSupported,
+				"on PostgreSQL format() inside an anonymized query takes a literal format string of %%s, %%L and %%%% only, each naming an argument it is given: PostgreSQL raises an error for other conversions (%%I of a NULL, a width, a missing argument) on the rows that reach them, so whether the query fails would depend on the data").
+				WithHint("use %%s and %%L, or build the text with ||")
+		case "regexp_matches":
+			return sqlerr.New(c.Span().Start, sqlerr.FeatureNotSupported,
+				"on PostgreSQL regexp_matches inside an anonymized query is not supported: there it returns a row per match (multiplying rows), and an invalid pattern fails on the rows that reach it").
+				WithHint("use regexp_replace, or LIKE")
+		}
+		return nil
+	})
 }
 
 // pgFormatTotal reports whether the format string f of PostgreSQL's format() with args

@@ -168,11 +168,7 @@ func totalStatements(ctx context.Context, q backend.Querier) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		params := make([]string, n)
-		for i := range params {
-			params[i] = fmt.Sprintf("$%d", i+1)
-		}
-		body := fmt.Sprintf(`pg_catalog.%q(%s)`, name, strings.Join(params, ", "))
+		body := fmt.Sprintf(`pg_catalog.%q(%s)`, name, strings.Join(placeholders(int(n)), ", "))
 		stmts = append(stmts, helper(fmt.Sprintf("%q", name), asString(r[1]), asString(r[2]), body, asString(r[3]), r[4]))
 		stmts = append(stmts, dateOverloads(name, strings.Split(asString(r[1]), ", "), asString(r[2]), native)...)
 	}
@@ -202,10 +198,7 @@ func dateOverloads(name string, args []string, result string, native map[string]
 	var stmts []string
 	for mask := 1; mask < 1<<len(at); mask++ {
 		sig := append([]string(nil), args...)
-		params := make([]string, len(args))
-		for i := range params {
-			params[i] = fmt.Sprintf("$%d", i+1)
-		}
+		params := placeholders(len(args))
 		for k, i := range at {
 			if mask&(1<<k) != 0 {
 				sig[i] = date
@@ -219,6 +212,15 @@ func dateOverloads(name string, args []string, result string, native map[string]
 		stmts = append(stmts, helper(fmt.Sprintf("%q", name), strings.Join(sig, ", "), result, body, "s", true))
 	}
 	return stmts
+}
+
+// placeholders are a function body's references to its n parameters: $1, ..., $n.
+func placeholders(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("$%d", i+1)
+	}
+	return out
 }
 
 // helper is the statement that creates one total helper.

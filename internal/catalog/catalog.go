@@ -70,6 +70,10 @@ type Relation struct {
 	// every read (and checks on INSERT, not after an UPDATE): reading it can fail, as reading
 	// a view can.
 	Computed bool
+	// ReadsParquet is set for a DuckDB view that reads Parquet files: files can join its glob
+	// at any time, so they are checked again before each anonymized query
+	// (store.CheckPrivateViewFiles).
+	ReadsParquet bool
 	// Domains holds the owner's public domains, by lower-case column name: the SQL text of a
 	// list of values, a range or a public column. Grouping only by columns with a public
 	// domain releases every value of the domain and spends nothing on partition selection.

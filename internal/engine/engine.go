@@ -578,6 +578,11 @@ func (e *Engine) prepare(ctx context.Context, q *analyzer.Query) (*exec.Prepared
 		return nil, ledger.Budget{}, unusable(err)
 	}
 	prep.Stager, prep.Shapes = e.o.Stager, e.shapes
+	// The files of private views, again: a file of another type may have joined a glob
+	// since the catalog was loaded (store.CheckPrivateViewFiles).
+	if err := store.CheckPrivateViewFiles(ctx, e.b, e.cat); err != nil {
+		return nil, ledger.Budget{}, err
+	}
 	// Types of keys and values, from a query that reads no rows: the SQL normalises keys by
 	// them, and a key that could not be post-processed is refused here, before any charge.
 	if err := prep.Bind(ctx, e.b); err != nil {

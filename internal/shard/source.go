@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -417,6 +418,46 @@ func (s *Source) expand(ctx context.Context) error {
 			if !seen[f] {
 				seen[f] = true
 				s.Files = append(s.Files, f)
+			}
+		}
+	}
+	return s.sameSchemas(ctx, db)
+}
+
+// sameSchemas refuses Parquet files that do not all have the columns and types of the first.
+// DuckDB reads several files as one relation typed by the first of them, converting the others'
+// values as it reads, and a shard's first file is not the coordinator's: a shard starting with
+// a file of INT32 would convert another file's INT64 values and fail on one person's value,
+// which an analyst's WHERE can choose (outside review, 2026-11-29). dpsql's own check
+// (store.checkParquetFiles) lets types widen to the view's; the shards need one schema. Only
+// the files' footers are read, no row.
+func (s *Source) sameSchemas(ctx context.Context, db *duckdb.DB) error {
+	if n := strings.ToLower(s.read.Name[len(s.read.Name)-1].Name); n != "read_parquet" && n != "parquet_scan" || len(s.Files) < 2 {
+		return nil
+	}
+	var first string
+	const batch = 256
+	for lo := 0; lo < len(s.Files); lo += batch {
+		files := s.Files[lo:min(lo+batch, len(s.Files))]
+		parts := make([]string, len(files))
+		for i, f := range files {
+			parts[i] = fmt.Sprintf("SELECT %d AS i, string_agg(column_name || ' ' || column_type, ', ' ORDER BY column_name) AS cols FROM (DESCRIBE SELECT * FROM read_parquet(%s))", lo+i, ast.QuoteString(f))
+		}
+		rows, err := db.Query(ctx, "SELECT cols FROM ("+strings.Join(parts, " UNION ALL ")+") ORDER BY i")
+		if err != nil {
+			return fmt.Errorf("private relation %s: the schemas of its files: %w", s.Relation, err)
+		}
+		for i, r := range rows.Values {
+			cols, _ := r[0].(string)
+			if lo+i == 0 {
+				first = cols
+				continue
+			}
+			if cols != first {
+				return sqlerr.Privacy(sqlerr.Pos{}, RuleDistributed,
+					fmt.Sprintf("the files of private relation %s do not all have the same columns and types (%s: %s; %s: %s): the distributed stage reads them in shards, each typed by its own first file, and converting another file's values could fail on one person's value",
+						s.Relation, filepath.Base(s.Files[0]), first, filepath.Base(files[i]), cols),
+					"the data owner rewrites the files with one schema (COPY (SELECT CAST(...) ...) TO 'f.parquet'), or the query runs with dpsql on one database")
 			}
 		}
 	}

@@ -26,6 +26,8 @@ type table struct {
 	view bool
 	// computed is set when a column has a default or a generated expression (DuckDB).
 	computed bool
+	// parquet is set by checkPrivatePlans for a view whose plan reads Parquet files.
+	parquet bool
 	// dotted is set when name holds a dot that is not the schema's: "a.b" would be read as
 	// table b of schema (or database) a (see nameable).
 	dotted bool
@@ -143,6 +145,7 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 	var rels []*catalog.Relation
 	var missing, badUnit []string
 	var planned, privates []*table
+	var plannedRels []*catalog.Relation
 	var units []string
 	for _, r := range read.relations {
 		name, kindText, unit := asString(r[0]), asString(r[1]), asString(r[2])
@@ -165,6 +168,7 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 		if kind == catalog.Private {
 			if t.planned() {
 				planned = append(planned, t)
+				plannedRels = append(plannedRels, rel)
 			}
 			c, ok := rel.Column(unit)
 			if !ok {
@@ -181,6 +185,9 @@ func LoadCatalog(ctx context.Context, q backend.Querier) (*catalog.Catalog, erro
 	// sign, and neither may a private table's generated columns (checkPrivatePlans).
 	if err := checkPrivatePlans(ctx, q, planned...); err != nil {
 		return nil, err
+	}
+	for i, t := range planned {
+		plannedRels[i].ReadsParquet = t.parquet
 	}
 	// And a unit column the owner gave a collation since (checkUnitsExact).
 	if err := checkUnitsExact(ctx, q, privates, units); err != nil {

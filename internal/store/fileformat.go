@@ -33,7 +33,8 @@ var detectedReaders = regexp.MustCompile(`"name"\s*:\s*"((read|parquet)_(csv|jso
 
 // checkPrivatePlans checks, on DuckDB and from one statement, the bound plans of private
 // relations whose plan could break a rule: a view must not read CSV or JSON files
-// (planReadsFixedFormats), and neither a view nor a table's generated column may evaluate an
+// (planReadsFixedFormats) nor Parquet files that disagree on a column's type
+// (checkParquetFiles), and neither a view nor a table's generated column may evaluate an
 // expression that can fail (planFails) or show how a stored float or interval was written
 // (planShowsFloatSigns). It returns the first relation's refusal.
 func checkPrivatePlans(ctx context.Context, q backend.Querier, rels ...*table) error {
@@ -58,6 +59,10 @@ func checkPrivatePlans(ctx context.Context, q backend.Querier, rels ...*table) e
 		}
 		if roots[i], err = decodePlan(plans[i]); err != nil {
 			return storedFloatsError(r.name, "a plan dpsql cannot read ("+err.Error()+")")
+		}
+		r.parquet = len(parquetScans(roots[i])) > 0
+		if err := checkParquetFiles(ctx, q, r.name, roots[i]); err != nil {
+			return err
 		}
 		if err := planShowsFloatSigns(r.name, roots[i]); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
@@ -124,8 +125,31 @@ func castAlwaysSucceeds(from, to any) bool {
 			return -wf < wt // unsigned to a wider signed
 		}
 		return wf < wt
+	case t == "DECIMAL":
+		// To as many digits or more on each side of the point.
+		wt, st, ok := decimalWidth(to)
+		if !ok {
+			return false
+		}
+		if wf, sf, ok := decimalWidth(from); ok && f == "DECIMAL" {
+			return st >= sf && wt-st >= wf-sf
+		}
+		return integerDigits[f] != 0 && wt-st >= integerDigits[f]
 	}
 	return false
+}
+
+// integerDigits is the number of decimal digits the largest value of an integer type has.
+var integerDigits = map[string]int{"TINYINT": 3, "SMALLINT": 5, "INTEGER": 10, "BIGINT": 19,
+	"HUGEINT": 39, "UTINYINT": 3, "USMALLINT": 5, "UINTEGER": 10, "UBIGINT": 20, "UHUGEINT": 39}
+
+// decimalWidth returns a serialized DECIMAL type's width and scale.
+func decimalWidth(typ any) (width, scale int, ok bool) {
+	m, _ := typ.(map[string]any)
+	info, _ := m["type_info"].(map[string]any)
+	w, err1 := strconv.Atoi(fmt.Sprint(info["width"]))
+	s, err2 := strconv.Atoi(fmt.Sprint(info["scale"]))
+	return w, s, typeID(typ) == "DECIMAL" && err1 == nil && err2 == nil
 }
 
 // floatTypes are the types whose arithmetic cannot fail (IEEE: an overflow is an infinity).

@@ -65,8 +65,10 @@ func refusedCSVView(t *testing.T, setup, q string) {
 }
 
 // TestReviewUnitTypedDifferentlyPerFile: files that type the unit (and a key) differently
-// (BIGINT, DOUBLE, DECIMAL) still make one unit, as in dpsql: every shard casts the view's
-// columns to the coordinator's types.
+// (BIGINT, DOUBLE, DECIMAL) were read as one unit, each shard casting the view's columns to
+// the coordinator's types. But DuckDB first converts every file to the types of the first file
+// of the scan, and DOUBLE to BIGINT can fail on one value: such files are now refused by both
+// commands (a later review, TestReviewParquetFilesOfTwoTypes).
 func TestReviewUnitTypedDifferentlyPerFile(t *testing.T) {
 	dir := t.TempDir()
 	types := []string{"BIGINT", "DOUBLE", "DECIMAL(9,2)", "DECIMAL(9,3)"}
@@ -81,16 +83,51 @@ func TestReviewUnitTypedDifferentlyPerFile(t *testing.T) {
 	}
 	os.WriteFile(setup, []byte("CREATE VIEW t OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_parquet('"+dir+"/p*.parquet'));\nSET BUDGET UNLIMITED;"), 0o600)
 	q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=0.99999, kappa=1) ANON_COUNT(DISTINCT uid) AS units, ANON_SUM(x CLAMPED BETWEEN 0 AND 10) AS s FROM t"
-	_, bout, berrs := beamRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
-	_, dout, _ := dpsqlRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
-	if bout != dout || !strings.Contains(dout, "9,90") {
-		t.Errorf("dpsql-beam %q (%s), dpsql %q", bout, berrs, dout)
+	for name, run := range map[string]func(*testing.T, ...string) (int, string, string){"dpsql-beam": beamRun, "dpsql": dpsqlRun} {
+		if code, out, errs := run(t, "--init", setup, "--format", "csv", "-q", "-c", q); code == 0 || !strings.Contains(errs, "private-views-total") {
+			t.Errorf("%s: exit %d, %q, %s", name, code, out, errs)
+		}
 	}
-	q = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=0.99999, kappa=2) g, ANON_COUNT(DISTINCT uid) AS units FROM t GROUP BY g ORDER BY g"
-	_, bout, _ = beamRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
-	_, dout, _ = dpsqlRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
-	if bout != dout {
-		t.Errorf("keys: dpsql-beam %q, dpsql %q", bout, dout)
+}
+
+// TestReviewParquetFilesOfTwoTypes: a later file storing salary as INT64 where the first file
+// of the glob stores INT32 failed the query only when the analyst's WHERE (pushed into the
+// scan) kept the target's 3·10^10, in dpsql-beam and in dpsql: one exact bit per query at any
+// epsilon (outside review, 2026-11-29). dpsql now refuses a view whose files' types do not
+// widen to the view's (store.checkParquetFiles); dpsql-beam refuses files that do not all
+// have one schema, since a shard's first file is not the coordinator's: with the INT64 file
+// first, dpsql reads the INT32 file widened, but a shard starting with it would narrow the
+// next. Whoever is in the files, the outcome is the same.
+func TestReviewParquetFilesOfTwoTypes(t *testing.T) {
+	q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.01, delta=1e-7, kappa=1) ANON_SUM(salary CLAMPED BETWEEN 0 AND 100) AS s FROM people WHERE uid = 7 AND d >= DATE '2021-05-01'"
+	for _, first := range []string{"INTEGER", "BIGINT"} {
+		var outcomes []string
+		for _, target := range []string{"", "UNION ALL SELECT 7, CAST(30000000000 AS BIGINT), DATE '2021-05-05'"} {
+			dir := t.TempDir()
+			copies := []string{
+				fmt.Sprintf(`COPY (SELECT CAST(i AS BIGINT) AS uid, CAST(i %% 90 AS %s) AS salary, DATE '2021-01-01' + CAST(i %% 300 AS INTEGER) AS d FROM range(100, 300) r(i)) TO '%s/p-0.parquet'`, first, dir),
+				fmt.Sprintf(`COPY (SELECT CAST(i AS BIGINT) AS uid, CAST(i %% 90 AS INTEGER) AS salary, DATE '2021-01-01' + CAST(i %% 300 AS INTEGER) AS d FROM range(300, 400) r(i)) TO '%s/p-1.parquet'`, dir),
+				fmt.Sprintf(`COPY (SELECT CAST(i AS BIGINT) AS uid, CAST(i %% 90 AS BIGINT) AS salary, DATE '2021-01-01' + CAST(i %% 300 AS INTEGER) AS d FROM range(400, 500) r(i) %s) TO '%s/p-2.parquet'`, target, dir),
+			}
+			if code, _, errs := dpsqlRun(t, "--owner", "-c", strings.Join(copies, ";")); code != 0 {
+				t.Fatal(errs)
+			}
+			setup := filepath.Join(dir, "setup.sql")
+			os.WriteFile(setup, []byte("CREATE VIEW people OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_parquet('"+dir+"/p-*.parquet'));\nSET BUDGET UNLIMITED;"), 0o600)
+			bcode, bout, berrs := beamRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
+			dcode, dout, derrs := dpsqlRun(t, "--init", setup, "--format", "csv", "-q", "-c", q)
+			want := map[string]string{"INTEGER": "private-views-total", "BIGINT": "distributed-stage"}[first]
+			if bcode == 0 || !strings.Contains(berrs, want) || strings.Contains(berrs, "2P003") {
+				t.Errorf("first file %s, dpsql-beam: exit %d, %q, %s", first, bcode, bout, berrs)
+			}
+			if first == "INTEGER" && (dcode == 0 || !strings.Contains(derrs, want)) || first == "BIGINT" && dcode != 0 {
+				t.Errorf("first file %s, dpsql: exit %d, %q, %s", first, dcode, dout, derrs)
+			}
+			outcomes = append(outcomes, strings.ReplaceAll(fmt.Sprint(bcode, bout, berrs, dcode, dout, derrs), dir, "DIR"))
+		}
+		if outcomes[0] != outcomes[1] {
+			t.Errorf("first file %s: without the target %s, with it %s", first, outcomes[0], outcomes[1])
+		}
 	}
 }
 

@@ -1,0 +1,184 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// Parquet files of one private view that type a column differently.
+//
+// DuckDB reads several Parquet files (a glob, a list) as one relation whose columns have the
+// types of the first file (or, with union_by_name = true, the widest type of all files), and
+// converts every other file's values to them while it reads. Where a file stores a column in a
+// wider type (INT64 where the first file has INT32, a writer that widened the column),
+// converting one person's value can fail, and DuckDB pushes an analyst's WHERE into the scan:
+// the conversion runs only on the rows the WHERE keeps, so whether a query fails told whether
+// the target's row matched (outside review of dpsql-beam, 2026-11-29; the same in dpsql). So
+// each file's schema is read (its footer: no row) and every column the view reads from it must
+// convert to the view's type without a possible failure (castAlwaysSucceeds: the same type, a
+// wider integer or float, text); a file without a column that other files have is refused too
+// (every query would fail, after its charge), unless the view reads by name.
+
+// parquetScan is one read_parquet scan of a serialized plan.
+type parquetScan struct {
+	files        []string
+	names        []string
+	types        []any
+	unionByName  bool
+	binaryAsText bool
+}
+
+// parquetScans returns the read_parquet scans of a decoded plan.
+func parquetScans(root any) []parquetScan {
+	var out []parquetScan
+	eachNode(root, func(x map[string]any) {
+		if x["type"] != "LOGICAL_GET" {
+			return
+		}
+		if name, _ := x["name"].(string); name != "read_parquet" && name != "parquet_scan" {
+			return
+		}
+		data, _ := x["function_data"].(map[string]any)
+		var s parquetScan
+		for _, f := range asList(data["files"]) {
+			if f, ok := f.(string); ok {
+				s.files = append(s.files, f)
+			}
+		}
+		for _, n := range asList(data["names"]) {
+			n, _ := n.(string)
+			s.names = append(s.names, n)
+		}
+		s.types = asList(data["types"])
+		opts, _ := data["parquet_options"].(map[string]any)
+		fileOpts, _ := opts["file_options"].(map[string]any)
+		s.unionByName = fileOpts["union_by_name"] == true
+		s.binaryAsText = opts["binary_as_string"] == true
+		if len(s.names) == len(s.types) {
+			out = append(out, s)
+		}
+	})
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// checkParquetFiles refuses private view view when one of the files its plan reads through
+// read_parquet stores a column in a type that the view's type cannot take without a possible
+// failure, or lacks a column other files have.
+func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root any) error {
+	for _, s := range parquetScans(root) {
+		if s.binaryAsText {
+			// The reader checks that each value is UTF-8 as it reads it, on the rows an
+			// analyst's WHERE keeps (a second review).
+			return parquetError(view, "reads Parquet binary columns as text (binary_as_string = true), and DuckDB fails on a value that is not UTF-8 as it reads it",
+				"whether a query fails would tell whether the rows its WHERE keeps hold such a value")
+		}
+		if len(s.files) < 2 {
+			continue // one file: the scan's types are its own
+		}
+		queries := make([]string, len(s.files))
+		for i, f := range s.files {
+			queries[i] = "SELECT * FROM read_parquet('" + strings.ReplaceAll(f, "'", "''") + "', binary_as_string = false)"
+		}
+		plans, err := serializePlans(ctx, q, queries)
+		if err != nil {
+			return fmt.Errorf("store: read the schemas of private view %s's files: %w", view, err)
+		}
+		own := make([]map[string]any, len(s.files)) // each file's columns by name
+		inSome := map[string]bool{}
+		for i, p := range plans {
+			root, err := decodePlan(p)
+			if err != nil {
+				return fmt.Errorf("store: the schema of %s: %w", s.files[i], err)
+			}
+			scans := parquetScans(root)
+			if len(scans) != 1 {
+				return fmt.Errorf("store: the schema of %s: %d scans", s.files[i], len(scans))
+			}
+			own[i] = map[string]any{}
+			for j, n := range scans[0].names {
+				own[i][strings.ToLower(n)] = scans[0].types[j]
+				inSome[strings.ToLower(n)] = true
+			}
+		}
+		for i, f := range s.files {
+			for j, n := range s.names {
+				t, ok := own[i][strings.ToLower(n)]
+				switch {
+				case !ok && inSome[strings.ToLower(n)] && !s.unionByName:
+					return parquetError(view, fmt.Sprintf("reads Parquet files that disagree: file %s has no column %s, which other files of the view have", filepath.Base(f), n),
+						"DuckDB fails every query that reads it")
+				case ok && !castAlwaysSucceeds(t, s.types[j]):
+					from, _ := typeSQL(t)
+					to, _ := typeSQL(s.types[j])
+					if from == "" {
+						from = typeID(t)
+					}
+					if to == "" {
+						to = typeID(s.types[j])
+					}
+					return parquetError(view, fmt.Sprintf("reads Parquet files that disagree: file %s stores column %s as %s, which DuckDB converts to %s, the type the view reads it as", filepath.Base(f), n, from, to),
+						"that conversion can fail on one person's value, and an analyst's WHERE chooses the rows it runs on, so whether a query fails would tell about that person")
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func parquetError(view, what, why string) error {
+	return sqlerr.Privacy(sqlerr.Pos{}, RuleTotalViews,
+		fmt.Sprintf("private view %s %s; %s", view, what, why),
+		"the data owner rewrites the files so that every file has the view's columns with the same types, text as valid UTF-8 "+
+			"(COPY (SELECT CAST(...) ...) TO 'f.parquet'), or reads them with read_parquet(..., union_by_name = true), which takes each column's widest type, "+
+			"when the types only widen (a wider integer or float, text); binary columns stay BLOB (docs/privacy-rules.md)")
+}
+
+// CheckPrivateViewFiles checks again, before an anonymized query is charged, the Parquet files
+// of every private view of cat that reads some (checkParquetFiles): files can join a view's glob after the
+// session loaded its catalog (a writer adds a file in which it widened a column), and a
+// session of dpsql serve lasts. On DuckDB only; it reads the files' footers, no row.
+func CheckPrivateViewFiles(ctx context.Context, q backend.Querier, cat *catalog.Catalog) error {
+	if dialectOf(q) != backend.DuckDB {
+		return nil
+	}
+	var views, queries []string
+	for _, r := range cat.Relations() {
+		if r.Kind != catalog.Private || !r.ReadsParquet {
+			continue
+		}
+		parts := strings.Split(r.Name, ".")
+		for i, p := range parts {
+			parts[i] = quoteIdent(p)
+		}
+		views = append(views, r.Name)
+		queries = append(queries, "SELECT * FROM "+strings.Join(parts, "."))
+	}
+	if len(views) == 0 {
+		return nil
+	}
+	plans, err := serializePlans(ctx, q, queries)
+	if err != nil {
+		return fmt.Errorf("store: read the plans of private views: %w", err)
+	}
+	for i, p := range plans {
+		root, err := decodePlan(p)
+		if err != nil {
+			return storedFloatsError(views[i], "a plan dpsql cannot read ("+err.Error()+")")
+		}
+		if err := checkParquetFiles(ctx, q, views[i], root); err != nil {
+			return err
+		}
+	}
+	return nil
+}

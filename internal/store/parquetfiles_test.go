@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/sqlerr"
+)
+
+// TestCheckParquetFiles: the files of a view's read_parquet scan must give every column in a
+// type the scan's type takes without a possible failure, and have the columns other files
+// have unless the view reads by name; columns of no file (hive partitions) are not the files'.
+func TestCheckParquetFiles(t *testing.T) {
+	ctx := context.Background()
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	dir := t.TempDir()
+	write := func(name, sel string) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Exec(ctx, fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet)", sel, path)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("same/a.parquet", "SELECT 1 AS uid, CAST(5 AS INTEGER) AS x")
+	write("same/b.parquet", "SELECT 2 AS uid, CAST(6 AS INTEGER) AS x")
+	write("narrows/a.parquet", "SELECT 1 AS uid, CAST(5 AS INTEGER) AS x")
+	write("narrows/b.parquet", "SELECT 2 AS uid, CAST(6 AS BIGINT) AS x")
+	write("widens/a.parquet", "SELECT 1 AS uid, CAST(5 AS BIGINT) AS x, 'a' AS s")
+	write("widens/b.parquet", "SELECT 2 AS uid, CAST(6 AS SMALLINT) AS x, 7.5 AS s")
+	write("dates/a.parquet", "SELECT 1 AS uid, TIMESTAMP '2020-01-01' AS x")
+	write("dates/b.parquet", "SELECT 2 AS uid, DATE '2020-01-01' AS x")
+	write("missing/a.parquet", "SELECT 1 AS uid, 5 AS x")
+	write("missing/b.parquet", "SELECT 2 AS uid")
+	write("decimals/a.parquet", "SELECT 1 AS uid, CAST(5 AS DECIMAL(18,3)) AS x, CAST(1 AS DECIMAL(12,2)) AS y")
+	write("decimals/b.parquet", "SELECT 2 AS uid, CAST(6 AS DECIMAL(9,2)) AS x, CAST(2 AS INTEGER) AS y")
+	write("decimals2/a.parquet", "SELECT 1 AS uid, CAST(5 AS DECIMAL(9,2)) AS x")
+	write("decimals2/b.parquet", "SELECT 2 AS uid, CAST(6 AS DECIMAL(9,3)) AS x")
+	write("blob/a.parquet", "SELECT 1 AS uid, CAST('x' AS BLOB) AS x")
+	write("hive/part=1/a.parquet", "SELECT 1 AS uid, 5 AS x")
+	write("hive/part=2/a.parquet", "SELECT 2 AS uid, 6 AS x")
+	for _, c := range []struct {
+		read, refused string // refused: the message names this, or "" for none
+	}{
+		{"read_parquet('%s/same/*.parquet')", ""},
+		{"read_parquet('%s/narrows/*.parquet')", "b.parquet stores column x as BIGINT, which DuckDB converts to INTEGER"},
+		{"read_parquet('%s/narrows/*.parquet', union_by_name = true)", ""},
+		{"read_parquet('%s/widens/*.parquet')", ""},
+		{"read_parquet('%s/dates/*.parquet')", "b.parquet stores column x as DATE"},
+		{"read_parquet('%s/missing/*.parquet')", "b.parquet has no column x"},
+		{"read_parquet('%s/missing/*.parquet', union_by_name = true)", ""},
+		{"read_parquet('%s/hive/*/*.parquet', hive_partitioning = true)", ""},
+		{"read_parquet('%s/decimals/*.parquet')", ""},
+		{"read_parquet('%s/blob/a.parquet')", ""},
+		{"read_parquet('%s/blob/a.parquet', binary_as_string = true)", "reads Parquet binary columns as text"},
+		{"read_parquet('%s/decimals2/*.parquet')", "b.parquet stores column x as DECIMAL(9,3)"},
+		{"read_parquet(['%[1]s/narrows/b.parquet', '%[1]s/narrows/a.parquet'])", ""},
+	} {
+		query := "SELECT * FROM " + fmt.Sprintf(c.read, dir)
+		plans, err := serializePlans(ctx, db, []string{query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, err := decodePlan(plans[0])
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		err = checkParquetFiles(ctx, db, "v", root)
+		var se *sqlerr.Error
+		switch {
+		case c.refused == "" && err != nil:
+			t.Errorf("%s: %v", c.read, err)
+		case c.refused != "" && (!errors.As(err, &se) || se.Rule != RuleTotalViews || !strings.Contains(se.Msg, c.refused)):
+			t.Errorf("%s: want the refusal naming %q, got %v", c.read, c.refused, err)
+		}
+	}
+}

@@ -384,6 +384,16 @@ func (p *parser) parsePrimary() ast.Expr {
 		return p.parseCast(true)
 	case t.Val == "EXTRACT" && n1.isOp("("):
 		return p.parseExtract()
+	case (t.Val == "CURRENT_DATE" || t.Val == "CURRENT_TIMESTAMP") && !n1.isOp("("):
+		// The SQL standard's spelling, without parentheses: the function of the same name.
+		p.next()
+		return p.specialCall(t.Text, t, start)
+	case t.Val == "POSITION" && n1.isOp("(") && p.wordInCall("IN"):
+		return p.parsePosition()
+	case t.Val == "SUBSTRING" && n1.isOp("(") && p.wordInCall("FROM", "FOR"):
+		return p.parseSubstring()
+	case t.Val == "TRIM" && n1.isOp("(") && p.wordInCall("FROM", "BOTH", "LEADING", "TRAILING"):
+		return p.parseTrim()
 	case t.Val == "INTERVAL" && (n1.Kind == tString ||
 		n1.Kind == tNumber && isUnitTok(p.peek(2)) ||
 		n1.isOp("-") && p.peek(2).Kind == tNumber && isUnitTok(p.peek(3))):
@@ -797,6 +807,109 @@ func (p *parser) typeName() *ast.TypeName {
 	}
 	tn.SetSpan(p.spanFrom(t.Pos))
 	return tn
+}
+
+// wordInCall reports whether one of the keywords appears in the parentheses that follow the
+// current token, outside any nested parentheses or brackets: the SQL standard's special
+// argument syntax of POSITION, SUBSTRING and TRIM.
+func (p *parser) wordInCall(words ...string) bool {
+	depth := 0
+	for i := p.i + 1; i < len(p.toks); i++ {
+		t := p.toks[i]
+		switch {
+		case t.Kind == tEOF:
+			return false
+		case t.isOp("(") || t.isOp("["):
+			depth++
+		case t.isOp(")") || t.isOp("]"):
+			depth--
+			if depth == 0 {
+				return false
+			}
+		case depth == 1:
+			for _, w := range words {
+				if t.is(w) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// specialCall finishes a call of the SQL standard's special argument syntax as the ordinary
+// call name(args...), spanning from start.
+func (p *parser) specialCall(name string, nameTok token, start sqlerr.Pos, args ...ast.Expr) ast.Expr {
+	id := identOf(nameTok)
+	id.Name = name
+	f := &ast.FuncCall{Name: []*ast.Ident{id}, Args: args}
+	f.SetSpan(p.spanFrom(start))
+	return f
+}
+
+// parsePosition parses POSITION(needle IN haystack) as strpos(haystack, needle).
+func (p *parser) parsePosition() ast.Expr {
+	p.enter()
+	defer p.leave()
+	name := p.next()
+	open := p.expectOp("(")
+	needle := p.parseConcat()
+	p.expect("IN")
+	haystack := p.parseExpr()
+	p.expectClose(open)
+	return p.specialCall("strpos", name, name.Pos, haystack, needle)
+}
+
+// parseSubstring parses SUBSTRING(s FROM start [FOR length]) and SUBSTRING(s FOR length) as
+// substring(s, start[, length]).
+func (p *parser) parseSubstring() ast.Expr {
+	p.enter()
+	defer p.leave()
+	name := p.next()
+	open := p.expectOp("(")
+	args := []ast.Expr{p.parseExpr()}
+	if p.accept("FROM") {
+		args = append(args, p.parseExpr())
+	} else {
+		// SUBSTRING(s FOR n) starts at 1; the literal stands where FOR is.
+		one := &ast.Literal{Kind: ast.IntLit, Text: "1"}
+		one.SetSpan(ast.Span{Start: p.tok().Pos, End: p.tok().End})
+		args = append(args, one)
+	}
+	if p.accept("FOR") {
+		args = append(args, p.parseExpr())
+	}
+	p.expectClose(open)
+	return p.specialCall(name.Text, name, name.Pos, args...)
+}
+
+// parseTrim parses TRIM([BOTH | LEADING | TRAILING] [characters] FROM s) as trim, ltrim or
+// rtrim(s[, characters]).
+func (p *parser) parseTrim() ast.Expr {
+	p.enter()
+	defer p.leave()
+	name := p.next()
+	open := p.expectOp("(")
+	fn := "trim"
+	switch {
+	case p.accept("LEADING"):
+		fn = "ltrim"
+	case p.accept("TRAILING"):
+		fn = "rtrim"
+	default:
+		p.accept("BOTH")
+	}
+	var chars ast.Expr
+	if !p.tok().is("FROM") {
+		chars = p.parseExpr()
+	}
+	p.expect("FROM")
+	args := []ast.Expr{p.parseExpr()}
+	if chars != nil {
+		args = append(args, chars)
+	}
+	p.expectClose(open)
+	return p.specialCall(fn, name, name.Pos, args...)
 }
 
 // parseExtract parses EXTRACT(field FROM x).

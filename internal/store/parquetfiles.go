@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/internal/catalog"
@@ -67,6 +69,75 @@ func parquetScans(root any) []parquetScan {
 	return out
 }
 
+// fileSchemas returns each file's own columns (lower-case name to serialized type), from
+// DuckDB's bound plan of a read of that file alone, in one statement for the files whose
+// schema is not cached. A local file's schema is cached by its path, size and modification
+// time, so that the check before every query binds only new or changed files.
+func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[string]any, error) {
+	out := make([]map[string]any, len(files))
+	keys := make([]string, len(files))
+	var missing []int
+	schemaCache.Lock()
+	for i, f := range files {
+		if fi, err := os.Stat(f); err == nil && !strings.Contains(f, "://") {
+			keys[i] = fmt.Sprintf("%s\x00%d\x00%d", f, fi.Size(), fi.ModTime().UnixNano())
+			if cols, ok := schemaCache.m[keys[i]]; ok {
+				out[i] = cols
+				continue
+			}
+		}
+		missing = append(missing, i)
+	}
+	schemaCache.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	queries := make([]string, len(missing))
+	for k, i := range missing {
+		queries[k] = "SELECT * FROM read_parquet('" + strings.ReplaceAll(files[i], "'", "''") + "', binary_as_string = false)"
+	}
+	plans, err := serializePlans(ctx, q, queries)
+	if err != nil {
+		return nil, err
+	}
+	schemaCache.Lock()
+	defer schemaCache.Unlock()
+	if len(schemaCache.m) > maxCachedSchemas {
+		schemaCache.m = nil
+	}
+	for k, i := range missing {
+		root, err := decodePlan(plans[k])
+		if err != nil {
+			return nil, fmt.Errorf("the schema of %s: %w", files[i], err)
+		}
+		scans := parquetScans(root)
+		if len(scans) != 1 {
+			return nil, fmt.Errorf("the schema of %s: %d scans", files[i], len(scans))
+		}
+		cols := map[string]any{}
+		for j, n := range scans[0].names {
+			cols[strings.ToLower(n)] = scans[0].types[j]
+		}
+		out[i] = cols
+		if keys[i] != "" {
+			if schemaCache.m == nil {
+				schemaCache.m = map[string]map[string]any{}
+			}
+			schemaCache.m[keys[i]] = cols
+		}
+	}
+	return out, nil
+}
+
+// schemaCache holds the schemas fileSchemas read, by file, size and modification time.
+var schemaCache struct {
+	sync.Mutex
+	m map[string]map[string]any
+}
+
+// maxCachedSchemas bounds schemaCache; past it the cache starts again.
+const maxCachedSchemas = 100000
+
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
@@ -86,29 +157,14 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 		if len(s.files) < 2 {
 			continue // one file: the scan's types are its own
 		}
-		queries := make([]string, len(s.files))
-		for i, f := range s.files {
-			queries[i] = "SELECT * FROM read_parquet('" + strings.ReplaceAll(f, "'", "''") + "', binary_as_string = false)"
-		}
-		plans, err := serializePlans(ctx, q, queries)
+		own, err := fileSchemas(ctx, q, s.files)
 		if err != nil {
 			return fmt.Errorf("store: read the schemas of private view %s's files: %w", view, err)
 		}
-		own := make([]map[string]any, len(s.files)) // each file's columns by name
 		inSome := map[string]bool{}
-		for i, p := range plans {
-			root, err := decodePlan(p)
-			if err != nil {
-				return fmt.Errorf("store: the schema of %s: %w", s.files[i], err)
-			}
-			scans := parquetScans(root)
-			if len(scans) != 1 {
-				return fmt.Errorf("store: the schema of %s: %d scans", s.files[i], len(scans))
-			}
-			own[i] = map[string]any{}
-			for j, n := range scans[0].names {
-				own[i][strings.ToLower(n)] = scans[0].types[j]
-				inSome[strings.ToLower(n)] = true
+		for _, cols := range own {
+			for n := range cols {
+				inSome[n] = true
 			}
 		}
 		for i, f := range s.files {

@@ -2,7 +2,9 @@ package parser
 
 import (
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/dpsql/dpsql/internal/ast"
@@ -952,6 +954,11 @@ func (p *parser) parseInterval() ast.Expr {
 			kind = ast.FloatLit
 			if strings.Trim(v.Text, "0123456789") == "" {
 				kind = ast.IntLit
+				// DuckDB's grammar reads the count as a 32-bit integer.
+				if n, err := strconv.ParseInt(v.Text, 10, 64); err != nil || n > math.MaxInt32 {
+					p.notSupported(v.Pos, "use a larger unit (INTERVAL 30 DAY rather than INTERVAL 2592000 SECOND)",
+						"an INTERVAL count larger than %d is not supported", math.MaxInt32)
+				}
 			}
 		}
 		lit := &ast.Literal{Kind: kind, Text: text}

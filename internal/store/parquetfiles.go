@@ -70,7 +70,8 @@ func parquetScans(root any) []parquetScan {
 }
 
 // fileSchemas returns each file's own columns (lower-case name to serialized type), from
-// DuckDB's bound plan of a read of that file alone, in one statement for the files whose
+// DuckDB's bound plan of a read of that file alone (hive partition columns, which come from
+// the file's path, not its rows, are not the file's), in one statement for the files whose
 // schema is not cached. A local file's schema is cached by its path, size and modification
 // time, so that the check before every query binds only new or changed files.
 func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[string]any, error) {
@@ -94,7 +95,7 @@ func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[
 	}
 	queries := make([]string, len(missing))
 	for k, i := range missing {
-		queries[k] = "SELECT * FROM read_parquet('" + strings.ReplaceAll(files[i], "'", "''") + "', binary_as_string = false)"
+		queries[k] = "SELECT * FROM read_parquet('" + strings.ReplaceAll(files[i], "'", "''") + "', binary_as_string = false, hive_partitioning = false)"
 	}
 	plans, err := serializePlans(ctx, q, queries)
 	if err != nil {
@@ -138,6 +139,40 @@ var schemaCache struct {
 // maxCachedSchemas bounds schemaCache; past it the cache starts again.
 const maxCachedSchemas = 100000
 
+// typeText spells a serialized type for a message: nested types with their fields and
+// elements (STRUCT(a INTEGER), INTEGER[], MAP(VARCHAR, INTEGER)), which typeSQL does not.
+func typeText(t any) string {
+	if sql, ok := typeSQL(t); ok {
+		return sql
+	}
+	m, _ := t.(map[string]any)
+	info, _ := m["type_info"].(map[string]any)
+	switch id := typeID(t); id {
+	case "STRUCT":
+		var fields []string
+		for _, c := range asList(info["child_types"]) {
+			c, _ := c.(map[string]any)
+			fields = append(fields, fmt.Sprintf("%v %s", c["first"], typeText(c["second"])))
+		}
+		return "STRUCT(" + strings.Join(fields, ", ") + ")"
+	case "LIST":
+		return typeText(info["child_type"]) + "[]"
+	case "ARRAY":
+		return fmt.Sprintf("%s[%v]", typeText(info["child_type"]), info["size"])
+	case "MAP":
+		entry, _ := info["child_type"].(map[string]any)
+		kv, _ := entry["type_info"].(map[string]any)
+		if c := asList(kv["child_types"]); len(c) == 2 {
+			k, _ := c[0].(map[string]any)
+			v, _ := c[1].(map[string]any)
+			return "MAP(" + typeText(k["second"]) + ", " + typeText(v["second"]) + ")"
+		}
+		return id
+	default:
+		return id
+	}
+}
+
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
@@ -175,14 +210,7 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 					return parquetError(view, fmt.Sprintf("reads Parquet files that disagree: file %s has no column %s, which other files of the view have", filepath.Base(f), n),
 						"DuckDB fails every query that reads it")
 				case ok && !castAlwaysSucceeds(t, s.types[j]):
-					from, _ := typeSQL(t)
-					to, _ := typeSQL(s.types[j])
-					if from == "" {
-						from = typeID(t)
-					}
-					if to == "" {
-						to = typeID(s.types[j])
-					}
+					from, to := typeText(t), typeText(s.types[j])
 					return parquetError(view, fmt.Sprintf("reads Parquet files that disagree: file %s stores column %s as %s, which DuckDB converts to %s, the type the view reads it as", filepath.Base(f), n, from, to),
 						"that conversion can fail on one person's value, and an analyst's WHERE chooses the rows it runs on, so whether a query fails would tell about that person")
 				}

@@ -49,6 +49,8 @@ func TestCheckParquetFiles(t *testing.T) {
 	write("decimals/b.parquet", "SELECT 2 AS uid, CAST(6 AS DECIMAL(9,2)) AS x, CAST(2 AS INTEGER) AS y")
 	write("decimals2/a.parquet", "SELECT 1 AS uid, CAST(5 AS DECIMAL(9,2)) AS x")
 	write("decimals2/b.parquet", "SELECT 2 AS uid, CAST(6 AS DECIMAL(9,3)) AS x")
+	write("nested/a.parquet", "SELECT 1 AS uid, {'a': CAST(1 AS INTEGER), 'b': [CAST(1 AS SMALLINT)]} AS x")
+	write("nested/b.parquet", "SELECT 2 AS uid, {'a': CAST(1 AS BIGINT), 'b': [CAST(1 AS SMALLINT)]} AS x")
 	write("blob/a.parquet", "SELECT 1 AS uid, CAST('x' AS BLOB) AS x")
 	write("hive/part=1/a.parquet", "SELECT 1 AS uid, 5 AS x")
 	write("hive/part=2/a.parquet", "SELECT 2 AS uid, 6 AS x")
@@ -63,8 +65,11 @@ func TestCheckParquetFiles(t *testing.T) {
 		{"read_parquet('%s/missing/*.parquet')", "b.parquet has no column x"},
 		{"read_parquet('%s/missing/*.parquet', union_by_name = true)", ""},
 		{"read_parquet('%s/hive/*/*.parquet', hive_partitioning = true)", ""},
+		{"read_parquet('%s/hive/*/*.parquet', hive_partitioning = true, hive_types = {'part': 'INTEGER'})", ""},
 		{"read_parquet('%s/decimals/*.parquet')", ""},
 		{"read_parquet('%s/blob/a.parquet')", ""},
+		{"read_parquet('%s/nested/*.parquet')", "stores column x as STRUCT(a BIGINT, b SMALLINT[]), which DuckDB converts to STRUCT(a INTEGER, b SMALLINT[])"},
+		{"read_parquet('%s/nested/*.parquet', union_by_name = true)", ""},
 		{"read_parquet('%s/blob/a.parquet', binary_as_string = true)", "reads Parquet binary columns as text"},
 		{"read_parquet('%s/decimals2/*.parquet')", "b.parquet stores column x as DECIMAL(9,3)"},
 		{"read_parquet(['%[1]s/narrows/b.parquet', '%[1]s/narrows/a.parquet'])", ""},

@@ -125,6 +125,20 @@ func castAlwaysSucceeds(from, to any) bool {
 			return -wf < wt // unsigned to a wider signed
 		}
 		return wf < wt
+	case t == "LIST" && f == "LIST":
+		return castAlwaysSucceeds(childType(from), childType(to))
+	case t == "STRUCT" && f == "STRUCT":
+		// Field by field, the same names in the same order.
+		fc, tc := structFields(from), structFields(to)
+		if len(fc) != len(tc) || len(fc) == 0 {
+			return false
+		}
+		for i := range fc {
+			if fc[i]["first"] != tc[i]["first"] || !castAlwaysSucceeds(fc[i]["second"], tc[i]["second"]) {
+				return false
+			}
+		}
+		return true
 	case t == "DECIMAL":
 		// To as many digits or more on each side of the point.
 		wt, st, ok := decimalWidth(to)
@@ -137,6 +151,25 @@ func castAlwaysSucceeds(from, to any) bool {
 		return integerDigits[f] != 0 && wt-st >= integerDigits[f]
 	}
 	return false
+}
+
+// childType is a serialized LIST type's element type.
+func childType(typ any) any {
+	m, _ := typ.(map[string]any)
+	info, _ := m["type_info"].(map[string]any)
+	return info["child_type"]
+}
+
+// structFields are a serialized STRUCT type's fields: "first" its name, "second" its type.
+func structFields(typ any) []map[string]any {
+	m, _ := typ.(map[string]any)
+	info, _ := m["type_info"].(map[string]any)
+	var out []map[string]any
+	for _, c := range asList(info["child_types"]) {
+		c, _ := c.(map[string]any)
+		out = append(out, c)
+	}
+	return out
 }
 
 // integerDigits is the number of decimal digits the largest value of an integer type has.

@@ -386,10 +386,6 @@ func (p *parser) parsePrimary() ast.Expr {
 		return p.parseCast(true)
 	case t.Val == "EXTRACT" && n1.isOp("("):
 		return p.parseExtract()
-	case (t.Val == "CURRENT_DATE" || t.Val == "CURRENT_TIMESTAMP") && !n1.isOp("("):
-		// The SQL standard's spelling, without parentheses: the function of the same name.
-		p.next()
-		return p.specialCall(t.Text, t, start)
 	case t.Val == "POSITION" && n1.isOp("(") && p.wordInCall("IN"):
 		return p.parsePosition()
 	case t.Val == "SUBSTRING" && n1.isOp("(") && p.wordInCall("FROM", "FOR"):
@@ -546,7 +542,7 @@ func (p *parser) parseCall(name []*ast.Ident, start sqlerr.Pos) ast.Expr {
 		f.Fields = append(f.Fields, p.ident())
 	}
 	f.SetSpan(p.spanFrom(start))
-	return f
+	return p.googleDateCall(f)
 }
 
 // withReport parses ZetaSQL's WITH REPORT [(FORMAT = JSON | PROTO | 'json' | 'proto')].
@@ -809,6 +805,91 @@ func (p *parser) typeName() *ast.TypeName {
 	}
 	tn.SetSpan(p.spanFrom(t.Pos))
 	return tn
+}
+
+// googleParts maps GoogleSQL's date parts, written as bare words in DATE_TRUNC(d, MONTH) and
+// DATE_DIFF(a, b, DAY), to the part strings of date_trunc and date_diff. WEEK is GoogleSQL's
+// week starting on Sunday, which date_trunc('week', ...) is not: it is refused with a hint.
+var googleParts = map[string]string{
+	"MICROSECOND": "microsecond", "MILLISECOND": "millisecond", "SECOND": "second",
+	"MINUTE": "minute", "HOUR": "hour", "DAY": "day", "ISOWEEK": "week", "MONTH": "month",
+	"QUARTER": "quarter", "YEAR": "year", "WEEK": "",
+}
+
+// googleDateCall reads GoogleSQL's date functions as the functions dpsql knows:
+// DATE_TRUNC(d, MONTH) as CAST(date_trunc('month', d) AS DATE) (TIMESTAMP_TRUNC and
+// DATETIME_TRUNC without the cast),
+// DATE_DIFF(a, b, DAY) (and TIMESTAMP_DIFF, DATETIME_DIFF) as date_diff('day', b, a), and
+// DATE_ADD or DATE_SUB(d, INTERVAL n DAY) (and the TIMESTAMP_ and DATETIME_ ones) as d + or
+// - the interval. A part is a bare word (a column named like a part would be a string's
+// place in DuckDB's own spelling, where dpsql accepts only constants). Other calls are
+// returned as they are.
+func (p *parser) googleDateCall(f *ast.FuncCall) ast.Expr {
+	if len(f.Name) != 1 || f.Name[0].Quoted || f.Distinct || f.Star || f.Over != nil || f.Filter != nil || len(f.NamedArgs) > 0 || len(f.Fields) > 0 {
+		return f
+	}
+	name := strings.ToUpper(f.Name[0].Name)
+	kind, _, _ := strings.Cut(name, "_")
+	if kind != "DATE" && kind != "TIMESTAMP" && kind != "DATETIME" {
+		return f
+	}
+	// part returns GoogleSQL's bare-word part e as date_trunc's and date_diff's string, or nil.
+	part := func(e ast.Expr) *ast.Literal {
+		c, ok := e.(*ast.ColumnRef)
+		if !ok || len(c.Parts) != 1 || c.Parts[0].Quoted {
+			return nil
+		}
+		word := strings.ToUpper(c.Parts[0].Name)
+		s, ok := googleParts[word]
+		switch {
+		case !ok:
+			return nil
+		case s == "":
+			p.notSupported(c.Span().Start, "write ISOWEEK for weeks that start on Monday, or date_trunc('week', d)",
+				"GoogleSQL's %s (weeks that start on Sunday) is not supported", word)
+		}
+		lit := &ast.Literal{Kind: ast.StringLit, Text: s}
+		lit.SetSpan(c.Span())
+		return lit
+	}
+	isString := func(e ast.Expr) bool {
+		l, ok := e.(*ast.Literal)
+		return ok && l.Kind == ast.StringLit
+	}
+	suffix := strings.TrimPrefix(name, kind+"_")
+	switch {
+	case suffix == "TRUNC" && len(f.Args) == 2 && !isString(f.Args[0]):
+		if lit := part(f.Args[1]); lit != nil {
+			f.Name[0].Name = "date_trunc"
+			f.Args = []ast.Expr{lit, f.Args[0]}
+			if kind == "DATE" {
+				// GoogleSQL's DATE_TRUNC gives a DATE; date_trunc a TIMESTAMP.
+				tn := &ast.TypeName{Name: "DATE"}
+				tn.SetSpan(f.Name[0].Span())
+				c := &ast.Cast{X: f, Type: tn}
+				c.SetSpan(f.Span())
+				return c
+			}
+		}
+	case suffix == "DIFF" && len(f.Args) == 3 && !isString(f.Args[0]):
+		if lit := part(f.Args[2]); lit != nil {
+			f.Name[0].Name = "date_diff"
+			f.Args = []ast.Expr{lit, f.Args[1], f.Args[0]}
+		}
+	case (suffix == "ADD" || suffix == "SUB") && len(f.Args) == 2:
+		if _, ok := f.Args[1].(*ast.Interval); ok {
+			op := "+"
+			if suffix == "SUB" {
+				op = "-"
+			}
+			b := &ast.Binary{Op: op, L: f.Args[0], R: f.Args[1]}
+			b.SetSpan(f.Span())
+			paren := &ast.Paren{X: b}
+			paren.SetSpan(f.Span())
+			return paren
+		}
+	}
+	return f
 }
 
 // wordInCall reports whether one of the keywords appears in the parentheses that follow the

@@ -74,6 +74,16 @@ func basePrinter(d backend.Dialect) *ast.Printer {
 			p.Print(n.Type)
 			p.WriteString(")")
 			return true
+		case *ast.Interval:
+			// PostgreSQL has INTERVAL '1' DAY but not INTERVAL 1 DAY: a count is a multiple of
+			// one unit there (the count is a constant, folded while planning).
+			if l, ok := n.Value.(*ast.Literal); d != backend.Postgres || ok && l.Kind == ast.StringLit {
+				return false
+			}
+			p.WriteString("(INTERVAL '" + pgIntervalUnit(n.Unit) + "' * (")
+			p.Print(n.Value)
+			p.WriteString("))")
+			return true
 		case *ast.ArrayLit:
 			// DuckDB's list [a, b]; PostgreSQL's ARRAY[a, b].
 			if d == backend.Postgres {
@@ -293,4 +303,19 @@ func printClock(p *ast.Printer, name string, n *ast.FuncCall) bool {
 		return false
 	}
 	return true
+}
+
+// pgIntervalUnit is one unit of an INTERVAL n UNIT (DAY, DAYS, QUARTER, CENTURIES, ...) as
+// PostgreSQL's interval input reads it: "1 day", "3 months" for a quarter.
+func pgIntervalUnit(unit string) string {
+	u := strings.ToLower(unit)
+	switch u {
+	case "quarter", "quarters":
+		return "3 months"
+	case "millennia":
+		return "1 millennium"
+	case "centuries":
+		return "1 century"
+	}
+	return "1 " + strings.TrimSuffix(u, "s")
 }

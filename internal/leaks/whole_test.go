@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dpsql/dpsql"
@@ -256,4 +257,26 @@ func TestLeakPostgresFormatAndNumericSums(t *testing.T) {
 		opts + ` ANON_COUNT(uid, 1) AS n FROM (SELECT uid, sum(CASE WHEN salary > 500000 THEN CAST('9e131071' AS DECIMAL) ELSE 0 END) AS a FROM people, UNNEST(ARRAY[1, 2]) AS u GROUP BY uid) AS s WHERE a >= 0`,
 		opts + ` ANON_COUNT(uid, 1) AS n FROM (SELECT uid, avg(CASE WHEN salary > 500000 THEN CAST('9e131071' AS DECIMAL) ELSE 0 END) AS a FROM people, UNNEST(ARRAY[1, 2]) AS u GROUP BY uid) AS s WHERE a >= 0`,
 	}, attack{})
+}
+
+// TestLeakPostgresRegexSubstring: PostgreSQL's substring(text, text) is a regular expression
+// match, and substring(text, text, text) a SIMILAR TO match; dpsql's total helper caught a
+// bad pattern, but not the seconds PostgreSQL took to compile '((a{1,40}){1,40}){1,40}b', a
+// pattern an analyst's CASE chose on the target's row only: with a 2 s timeout the query
+// failed (charged) with the target and answered without (an outside review, 2026-11-29;
+// SUBSTRING(s FROM x) is the SQL standard's spelling). Those overloads have no helper now, so
+// a text pattern fails to bind, before the charge, on both backends, whoever is in the data.
+func TestLeakPostgresRegexSubstring(t *testing.T) {
+	opts := anon("epsilon=1, delta=1e-6, kappa=1")
+	// Distinct patterns compile one by one: four take seconds.
+	var std, similar []string
+	for _, c := range []string{"a", "b", "c", "d"} {
+		pattern := `CASE WHEN salary > 500000 THEN '((` + c + `{1,40}){1,40}){1,40}z' ELSE 'a' END`
+		std = append(std, `coalesce(length(SUBSTRING(name FROM `+pattern+`)), 0)`)
+		similar = append(similar, `coalesce(length(substring(name, `+pattern+`, '#')), 0)`)
+	}
+	for _, sum := range [][]string{std, similar} {
+		q := opts + ` ANON_SUM(` + strings.Join(sum, " + ") + ` CLAMPED BETWEEN 0 AND 1) AS n FROM people`
+		checkEach(t, []string{q}, attack{real: true, flags: []string{"--timeout", "2s"}})
+	}
 }

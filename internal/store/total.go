@@ -56,7 +56,7 @@ var TotalCasts = []string{
 
 // totalMarker is a function whose presence says that this version of the helpers is
 // installed.
-const totalMarker = "total_v2"
+const totalMarker = "total_v3"
 
 // installTotal creates the total helpers on PostgreSQL if this version is missing; on other
 // dialects it does nothing (DuckDB has TRY).
@@ -164,6 +164,9 @@ func totalStatements(ctx context.Context, q backend.Querier) ([]string, error) {
 	}
 	for _, r := range fnRows.Values {
 		name := asString(r[0])
+		if regexSubstring(name, asString(r[1])) {
+			continue
+		}
 		n, err := asInt(r[5])
 		if err != nil {
 			return nil, err
@@ -172,11 +175,24 @@ func totalStatements(ctx context.Context, q backend.Querier) ([]string, error) {
 		stmts = append(stmts, helper(fmt.Sprintf("%q", name), asString(r[1]), asString(r[2]), body, asString(r[3]), r[4]))
 		stmts = append(stmts, dateOverloads(name, strings.Split(asString(r[1]), ", "), asString(r[2]), native)...)
 	}
+	// Helpers of an earlier version that must not stay (CREATE OR REPLACE keeps them).
+	stmts = append(stmts, `DROP FUNCTION IF EXISTS dpsql."substring"(pg_catalog.text, pg_catalog.text)`,
+		`DROP FUNCTION IF EXISTS dpsql."substring"(pg_catalog.text, pg_catalog.text, pg_catalog.text)`)
 	for _, t := range TotalCasts {
 		// Casts from text depend on settings such as DateStyle: STABLE, not IMMUTABLE.
 		stmts = append(stmts, helper("cast_"+t, "anyelement", "pg_catalog."+t, "$1::pg_catalog."+t, "s", false))
 	}
 	return stmts, nil
+}
+
+// regexSubstring reports whether a function overload is PostgreSQL's substring of a regular
+// expression (substring(text, text)) or of a SIMILAR TO pattern (substring(text, text,
+// text)). They get no helper, so an analyst's substring(s, x) with a text x fails to bind,
+// before the charge, as on DuckDB: a pattern read from a row took PostgreSQL seconds to
+// compile only on the target's row (an outside review, 2026-11-29), where the analyst's other
+// regular expressions must be constants.
+func regexSubstring(name, args string) bool {
+	return name == "substring" && strings.HasPrefix(args, "pg_catalog.text, pg_catalog.text")
 }
 
 // dateOverloads returns, for a function overload whose parameters include TIMESTAMPTZ

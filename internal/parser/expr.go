@@ -817,13 +817,12 @@ var googleParts = map[string]string{
 }
 
 // googleDateCall reads GoogleSQL's date functions as the functions dpsql knows:
-// DATE_TRUNC(d, MONTH) as CAST(date_trunc('month', d) AS DATE) (TIMESTAMP_TRUNC and
-// DATETIME_TRUNC without the cast),
-// DATE_DIFF(a, b, DAY) (and TIMESTAMP_DIFF, DATETIME_DIFF) as date_diff('day', b, a), and
-// DATE_ADD or DATE_SUB(d, INTERVAL n DAY) (and the TIMESTAMP_ and DATETIME_ ones) as d + or
-// - the interval. A part is a bare word (a column named like a part would be a string's
-// place in DuckDB's own spelling, where dpsql accepts only constants). Other calls are
-// returned as they are.
+// DATE_TRUNC(d, MONTH) as CAST(date_trunc('month', d) AS DATE), TIMESTAMP_TRUNC and
+// DATETIME_TRUNC the same without the cast; DATE_DIFF(a, b, DAY) (and TIMESTAMP_DIFF,
+// DATETIME_DIFF) as date_diff('day', b, a); DATE_ADD or DATE_SUB(d, INTERVAL n DAY) (and
+// the TIMESTAMP_ and DATETIME_ ones) as d plus or minus the interval. The part is a bare
+// word in GoogleSQL's last place; DuckDB's own spelling puts a string first (a column there
+// would be refused anyway: parts must be constants). Other calls are returned as they are.
 func (p *parser) googleDateCall(f *ast.FuncCall) ast.Expr {
 	if len(f.Name) != 1 || f.Name[0].Quoted || f.Distinct || f.Star || f.Over != nil || f.Filter != nil || len(f.NamedArgs) > 0 || len(f.Fields) > 0 {
 		return f

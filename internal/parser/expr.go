@@ -1037,7 +1037,7 @@ func (p *parser) parseInterval() ast.Expr {
 				// DuckDB's grammar reads the count as a 32-bit integer.
 				if n, err := strconv.ParseInt(v.Text, 10, 64); err != nil || n > math.MaxInt32 {
 					p.notSupported(v.Pos, "use a larger unit (INTERVAL 30 DAY rather than INTERVAL 2592000 SECOND)",
-						"an INTERVAL count larger than %d is not supported", math.MaxInt32)
+						"an INTERVAL count beyond %d in magnitude is not supported", math.MaxInt32)
 				}
 			}
 		}

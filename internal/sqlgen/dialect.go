@@ -76,13 +76,21 @@ func basePrinter(d backend.Dialect) *ast.Printer {
 			return true
 		case *ast.Interval:
 			// PostgreSQL has INTERVAL '1' DAY but not INTERVAL 1 DAY: a count is a multiple of
-			// one unit there (the count is a constant, folded while planning).
-			if l, ok := n.Value.(*ast.Literal); d != backend.Postgres || ok && l.Kind == ast.StringLit {
+			// one unit there (the count is a constant, folded while planning). DuckDB reads
+			// INTERVAL -1 DAY, but its total form INTERVAL TRY(-1) DAY only in parentheses.
+			l, literal := n.Value.(*ast.Literal)
+			switch {
+			case d == backend.Postgres && !(literal && l.Kind == ast.StringLit):
+				p.WriteString("(INTERVAL '" + pgIntervalUnit(n.Unit) + "' * (")
+				p.Print(n.Value)
+				p.WriteString("))")
+			case d != backend.Postgres && !literal:
+				p.WriteString("INTERVAL (")
+				p.Print(n.Value)
+				p.WriteString(") " + n.Unit)
+			default:
 				return false
 			}
-			p.WriteString("(INTERVAL '" + pgIntervalUnit(n.Unit) + "' * (")
-			p.Print(n.Value)
-			p.WriteString("))")
 			return true
 		case *ast.ArrayLit:
 			// DuckDB's list [a, b]; PostgreSQL's ARRAY[a, b].

@@ -203,3 +203,20 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegerOptionMessages: an integer option above its limit says so, with the limit,
+// however large the value (a review's kappa of 2^63-1 read "must be a positive integer").
+func TestIntegerOptionMessages(t *testing.T) {
+	for opt, want := range map[string]string{
+		"kappa=9223372036854775807": "kappa is 9223372036854775808, above the limit of 100000",
+		"kappa=1000000":             "kappa is 1000000, above the limit of 100000",
+		"kappa=2.5":                 "kappa must be a positive integer, but is 2.5",
+		"kappa=0":                   "kappa must be a positive integer, but is 0",
+		"kappa=1, min_privacy_units_per_group=2000000000": "min_privacy_units_per_group is 2000000000, above the limit of 1000000000",
+	} {
+		_, err := analyze("SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, " + opt + ") ANON_COUNT(*) FROM professors")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", opt, err, want)
+		}
+	}
+}

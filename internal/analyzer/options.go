@@ -234,8 +234,11 @@ func positiveInt(opt *ast.Option) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if v != math.Trunc(v) || v < 1 || v > 1e9 {
-		return 0, optErr(opt, fmt.Sprintf("%s must be a positive integer", opt.Name.Name), "")
+	if v != math.Trunc(v) || v < 1 {
+		return 0, optErr(opt, fmt.Sprintf("%s must be a positive integer, but is %s", opt.Name.Name, optNum(v)), "")
+	}
+	if v > 1e9 {
+		return 0, optErr(opt, fmt.Sprintf("%s is %s, above the limit of %d", opt.Name.Name, strconv.FormatFloat(v, 'f', 0, 64), int64(1e9)), "")
 	}
 	return int64(v), nil
 }
@@ -248,15 +251,12 @@ func positiveInt(opt *ast.Option) (int64, error) {
 const MaxContributions = 100000
 
 func contributions(opt *ast.Option) (int64, error) {
-	v, err := positiveInt(opt)
-	if err != nil {
-		return 0, err
-	}
-	if v > MaxContributions {
-		return 0, optErr(opt, fmt.Sprintf("%s is %d, above the limit of %d", opt.Name.Name, v, MaxContributions),
+	// An integer above the limit says so, however large (not "must be a positive integer").
+	if v, err := number(opt); err == nil && v == math.Trunc(v) && v > MaxContributions {
+		return 0, optErr(opt, fmt.Sprintf("%s is %s, above the limit of %d", opt.Name.Name, strconv.FormatFloat(v, 'f', 0, 64), MaxContributions),
 			fmt.Sprintf("give at most %d; noise grows with %s, so a smaller value (the number of groups or rows one unit really needs) gives more accurate results", MaxContributions, opt.Name.Name))
 	}
-	return v, nil
+	return positiveInt(opt)
 }
 
 func identValue(opt *ast.Option) (*ast.Ident, error) {

@@ -3,7 +3,6 @@ package shard
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/internal/parser"
 	"github.com/dpsql/dpsql/internal/sqlgen"
+	"github.com/dpsql/dpsql/internal/store"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -432,34 +432,17 @@ func (s *Source) expand(ctx context.Context) error {
 // (store.checkParquetFiles) lets types widen to the view's; the shards need one schema. Only
 // the files' footers are read, no row.
 func (s *Source) sameSchemas(ctx context.Context, db *duckdb.DB) error {
-	if n := strings.ToLower(s.read.Name[len(s.read.Name)-1].Name); n != "read_parquet" && n != "parquet_scan" || len(s.Files) < 2 {
+	if n := strings.ToLower(s.read.Name[len(s.read.Name)-1].Name); n != "read_parquet" && n != "parquet_scan" {
 		return nil
 	}
-	var first string
-	const batch = 256
-	for lo := 0; lo < len(s.Files); lo += batch {
-		files := s.Files[lo:min(lo+batch, len(s.Files))]
-		parts := make([]string, len(files))
-		for i, f := range files {
-			parts[i] = fmt.Sprintf("SELECT %d AS i, string_agg(column_name || ' ' || column_type, ', ' ORDER BY column_name) AS cols FROM (DESCRIBE SELECT * FROM read_parquet(%s))", lo+i, ast.QuoteString(f))
-		}
-		rows, err := db.Query(ctx, "SELECT cols FROM ("+strings.Join(parts, " UNION ALL ")+") ORDER BY i")
-		if err != nil {
-			return fmt.Errorf("private relation %s: the schemas of its files: %w", s.Relation, err)
-		}
-		for i, r := range rows.Values {
-			cols, _ := r[0].(string)
-			if lo+i == 0 {
-				first = cols
-				continue
-			}
-			if cols != first {
-				return sqlerr.Privacy(sqlerr.Pos{}, RuleDistributed,
-					fmt.Sprintf("the files of private relation %s do not all have the same columns and types (%s: %s; %s: %s): the distributed stage reads them in shards, each typed by its own first file, and converting another file's values could fail on one person's value",
-						s.Relation, filepath.Base(s.Files[0]), first, filepath.Base(files[i]), cols),
-					"the data owner rewrites the files with one schema (COPY (SELECT CAST(...) ...) TO 'f.parquet'), or the query runs with dpsql on one database")
-			}
-		}
+	diff, err := store.ParquetSchemaDifference(ctx, db, s.Files)
+	if err != nil {
+		return fmt.Errorf("private relation %s: the schemas of its files: %w", s.Relation, err)
+	}
+	if diff != "" {
+		return sqlerr.Privacy(sqlerr.Pos{}, RuleDistributed,
+			fmt.Sprintf("the files of private relation %s do not all have the same columns and types (%s): the distributed stage reads them in shards, each typed by its own first file, and converting another file's values could fail on one person's value", s.Relation, diff),
+			"the data owner rewrites the files with one schema (COPY (SELECT CAST(...) ...) TO 'f.parquet'), or the query runs with dpsql on one database")
 	}
 	return nil
 }

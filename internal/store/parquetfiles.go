@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"sync"
 
@@ -265,4 +267,36 @@ func CheckPrivateViewFiles(ctx context.Context, q backend.Querier, cat *catalog.
 		}
 	}
 	return nil
+}
+
+// ParquetSchemaDifference returns "" when every file has the first file's columns and types,
+// else a description of the first file that differs and of the first, for a message
+// (dpsql-beam, whose shards each read their files in the types of their own first file, needs
+// one schema). It reads the files' footers through q, with the schema cache of
+// checkParquetFiles.
+func ParquetSchemaDifference(ctx context.Context, q backend.Querier, files []string) (string, error) {
+	if len(files) < 2 {
+		return "", nil
+	}
+	own, err := fileSchemas(ctx, q, files)
+	if err != nil {
+		return "", err
+	}
+	describe := func(cols map[string]any) string {
+		names := make([]string, 0, len(cols))
+		for n := range cols {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for i, n := range names {
+			names[i] = n + " " + typeText(cols[n])
+		}
+		return strings.Join(names, ", ")
+	}
+	for i := 1; i < len(files); i++ {
+		if !reflect.DeepEqual(own[i], own[0]) {
+			return fmt.Sprintf("%s: %s; %s: %s", filepath.Base(files[0]), describe(own[0]), filepath.Base(files[i]), describe(own[i])), nil
+		}
+	}
+	return "", nil
 }

@@ -80,10 +80,12 @@ func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[
 	out := make([]map[string]any, len(files))
 	keys := make([]string, len(files))
 	var missing []int
-	schemaCache.Lock()
 	for i, f := range files {
-		if fi, err := os.Stat(f); err == nil && !strings.Contains(f, "://") {
-			keys[i] = fmt.Sprintf("%s\x00%d\x00%d", f, fi.Size(), fi.ModTime().UnixNano())
+		keys[i] = fileKey(f)
+	}
+	schemaCache.Lock()
+	for i := range files {
+		if keys[i] != "" {
 			if cols, ok := schemaCache.m[keys[i]]; ok {
 				out[i] = cols
 				continue
@@ -130,6 +132,17 @@ func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[
 		}
 	}
 	return out, nil
+}
+
+// fileKey identifies a local file's content for the caches of fileSchemas and
+// checkParquetText: its path, size and modification time; "" for a file that cannot be
+// stat'ed or is remote (never cached).
+func fileKey(f string) string {
+	fi, err := os.Stat(f)
+	if err != nil || strings.Contains(f, "://") {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00%d\x00%d", f, fi.Size(), fi.ModTime().UnixNano())
 }
 
 // schemaCache holds the schemas fileSchemas read, by file, size and modification time.
@@ -191,12 +204,15 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 			return parquetError(view, "reads Parquet binary columns as text (binary_as_string = true), and DuckDB fails on a value that is not UTF-8 as it reads it",
 				"whether a query fails would tell whether the rows its WHERE keeps hold such a value")
 		}
-		if len(s.files) < 2 {
-			continue // one file: the scan's types are its own
-		}
 		own, err := fileSchemas(ctx, q, s.files)
 		if err != nil {
 			return fmt.Errorf("store: read the schemas of private view %s's files: %w", view, err)
+		}
+		if err := checkParquetText(ctx, q, view, s.files, own); err != nil {
+			return err
+		}
+		if len(s.files) < 2 {
+			continue // one file: the scan's types are its own
 		}
 		inSome := map[string]bool{}
 		for _, cols := range own {
@@ -220,6 +236,110 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 		}
 	}
 	return nil
+}
+
+// Text in a Parquet file that is not UTF-8.
+//
+// DuckDB's Parquet reader checks each text value as it decodes it and fails the query on one
+// that is not UTF-8, and it decodes a column the query filters on first and the others only
+// for the rows the filter kept. So a file holding such a value (DuckDB's and Arrow's writers
+// never write one; other tools can) failed a query only when its WHERE kept that value's row:
+// whether the target's row matched, at any epsilon. Every text column of every file of a
+// private view is therefore read in full once (all its values decoded, none kept), when the
+// view is declared and before a query reads a file that is new or changed, and a file with
+// such a value is refused. The refusal tells the owner, and analysts before any charge,
+// that a file of the view holds such a value (the same for every query, whatever it asks).
+
+// checkParquetText refuses private view view when a text column of one of files (own: each
+// file's columns, fileSchemas) holds a value that is not UTF-8. The files not yet read in
+// full (textChecked: by path, size and modification time) are read in one statement.
+func checkParquetText(ctx context.Context, q backend.Querier, view string, files []string, own []map[string]any) error {
+	type pending struct {
+		file, key string
+		cols      []string
+	}
+	var todo []pending
+	textChecked.Lock()
+	for i, f := range files {
+		var cols []string
+		for n, t := range own[i] {
+			if hasTypeID(t, "VARCHAR") {
+				cols = append(cols, n)
+			}
+		}
+		if len(cols) == 0 {
+			continue
+		}
+		sort.Strings(cols)
+		key := fileKey(f)
+		if key != "" {
+			key += "\x00" + strings.Join(cols, "\x00")
+		}
+		if key == "" || !textChecked.m[key] {
+			todo = append(todo, pending{f, key, cols})
+		}
+	}
+	textChecked.Unlock()
+	if len(todo) == 0 {
+		return nil
+	}
+	reads := make([]string, len(todo))
+	for i, p := range todo {
+		reads[i] = readTextSQL(p.file, p.cols)
+	}
+	if _, err := q.Query(ctx, strings.Join(reads, "\nUNION ALL\n")); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("store: read the text of private view %s's files: %w", view, ctx.Err())
+		}
+		// Inside a transaction DuckDB refuses every statement after an error, so the file is
+		// read from the message (which also shows the value: never passed on).
+		what := fmt.Sprintf("reads Parquet files of which DuckDB cannot read every text value (%s, ...)", filepath.Base(todo[0].file))
+		if invalidUTF8(err) {
+			what = "reads a Parquet file whose text holds a value that is not UTF-8"
+			for _, p := range todo {
+				if strings.Contains(err.Error(), `file "`+p.file+`"`) {
+					what = fmt.Sprintf("reads Parquet file %s, one of whose text columns (%s) holds a value that is not UTF-8", filepath.Base(p.file), strings.Join(p.cols, ", "))
+					break
+				}
+			}
+		}
+		return parquetError(view, what,
+			"DuckDB fails on such a value as it reads it, only for the rows an analyst's WHERE keeps, so whether a query fails would tell whether they include that value's row")
+	}
+	textChecked.Lock()
+	defer textChecked.Unlock()
+	if textChecked.m == nil || len(textChecked.m) > maxCachedSchemas {
+		textChecked.m = map[string]bool{}
+	}
+	for _, p := range todo {
+		if p.key != "" {
+			textChecked.m[p.key] = true
+		}
+	}
+	return nil
+}
+
+// textChecked holds the files checkParquetText read in full, by file, size, modification time
+// and text columns.
+var textChecked struct {
+	sync.Mutex
+	m map[string]bool
+}
+
+// readTextSQL is a query that decodes every value of the text columns cols of Parquet file f
+// (a column nesting text, as a whole) and keeps none: one row, the longest value's length.
+func readTextSQL(f string, cols []string) string {
+	aggs := make([]string, len(cols))
+	for i, c := range cols {
+		aggs[i] = fmt.Sprintf("max(length(CAST(%s AS VARCHAR)))", quoteIdent(c))
+	}
+	return "SELECT greatest(" + strings.Join(aggs, ", ") + ") FROM read_parquet('" + strings.ReplaceAll(f, "'", "''") + "', binary_as_string = false, hive_partitioning = false)"
+}
+
+// invalidUTF8 reports whether err is DuckDB's refusal of a text value that is not UTF-8.
+func invalidUTF8(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "Invalid string encoding") || strings.Contains(m, "not valid UTF8")
 }
 
 func parquetError(view, what, why string) error {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,13 +26,13 @@ func TestCheckParquetFiles(t *testing.T) {
 	}
 	defer db.Close()
 	dir := t.TempDir()
-	write := func(name, sel string) {
+	write := func(name, sel string, opts ...string) {
 		t.Helper()
 		path := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.Exec(ctx, fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet)", sel, path)); err != nil {
+		if err := db.Exec(ctx, fmt.Sprintf("COPY (%s) TO '%s' (%s)", sel, path, strings.Join(append([]string{"FORMAT parquet"}, opts...), ", "))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,6 +53,30 @@ func TestCheckParquetFiles(t *testing.T) {
 	write("nested/a.parquet", "SELECT 1 AS uid, {'a': CAST(1 AS INTEGER), 'b': [CAST(1 AS SMALLINT)]} AS x")
 	write("nested/b.parquet", "SELECT 2 AS uid, {'a': CAST(1 AS BIGINT), 'b': [CAST(1 AS SMALLINT)]} AS x")
 	write("blob/a.parquet", "SELECT 1 AS uid, CAST('x' AS BLOB) AS x")
+	// Text that is not UTF-8: DuckDB writes none, so a marker value is written uncompressed
+	// and its first two bytes overwritten with FF FE (the marker sorts last, so the footer's
+	// statistics stay right).
+	badText := func(name, sel string) {
+		t.Helper()
+		write(name, "SELECT * FROM ("+sel+") ORDER BY uid", "COMPRESSION uncompressed")
+		path := filepath.Join(dir, name)
+		b, err := os.ReadFile(path)
+		if err != nil || !bytes.Contains(b, []byte("zzMARK")) {
+			t.Fatalf("%s: no marker (%v)", name, err)
+		}
+		if err := os.WriteFile(path, bytes.ReplaceAll(b, []byte("zzMARK"), []byte("\xFF\xFEMARK")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := func(col string) string {
+		return "SELECT i AS uid, " + col + " FROM range(1, 500) t(i) UNION ALL SELECT 999, " + strings.ReplaceAll(col, "'n' || i", "'zzMARK'") + " FROM range(999, 1000) t(i)"
+	}
+	badText("text/plain.parquet", rows("'n' || i AS nm"))
+	badText("text/dict.parquet", rows("CASE WHEN i % 2 = 0 THEN 'a' ELSE 'n' || i END AS nm"))
+	badText("text/list.parquet", rows("['n' || i] AS nm"))
+	badText("text/struct.parquet", rows("{'a': 'n' || i, 'b': i} AS nm"))
+	badText("text/map.parquet", rows("MAP {'n' || i: 1} AS nm"))
+	write("text/good.parquet", "SELECT 1 AS uid, 'n' AS nm, ['x'] AS l")
 	write("hive/part=1/a.parquet", "SELECT 1 AS uid, 5 AS x")
 	write("hive/part=2/a.parquet", "SELECT 2 AS uid, 6 AS x")
 	for _, c := range []struct {
@@ -73,6 +98,13 @@ func TestCheckParquetFiles(t *testing.T) {
 		{"read_parquet('%s/blob/a.parquet', binary_as_string = true)", "reads Parquet binary columns as text"},
 		{"read_parquet('%s/decimals2/*.parquet')", "b.parquet stores column x as DECIMAL(9,3)"},
 		{"read_parquet(['%[1]s/narrows/b.parquet', '%[1]s/narrows/a.parquet'])", ""},
+		{"read_parquet('%s/text/plain.parquet')", "plain.parquet, one of whose text columns (nm) holds a value that is not UTF-8"},
+		{"read_parquet('%s/text/dict.parquet')", "dict.parquet, one of whose text columns (nm) holds a value that is not UTF-8"},
+		{"read_parquet('%s/text/list.parquet')", "list.parquet, one of whose text columns (nm) holds"},
+		{"read_parquet('%s/text/struct.parquet')", "struct.parquet, one of whose text columns (nm) holds"},
+		{"read_parquet('%s/text/map.parquet')", "map.parquet, one of whose text columns (nm) holds"},
+		{"read_parquet(['%[1]s/text/good.parquet', '%[1]s/text/plain.parquet'], union_by_name = true)", "plain.parquet, one of whose text columns (nm)"},
+		{"read_parquet('%s/text/good.parquet')", ""},
 	} {
 		query := "SELECT * FROM " + fmt.Sprintf(c.read, dir)
 		plans, err := serializePlans(ctx, db, []string{query})
@@ -90,6 +122,8 @@ func TestCheckParquetFiles(t *testing.T) {
 			t.Errorf("%s: %v", c.read, err)
 		case c.refused != "" && (!errors.As(err, &se) || se.Rule != RuleTotalViews || !strings.Contains(se.Msg, c.refused)):
 			t.Errorf("%s: want the refusal naming %q, got %v", c.read, c.refused, err)
+		case err != nil && strings.Contains(err.Error(), "MARK"):
+			t.Errorf("%s: the refusal shows the value: %v", c.read, err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -127,6 +128,57 @@ func TestReviewParquetFilesOfTwoTypes(t *testing.T) {
 		}
 		if outcomes[0] != outcomes[1] {
 			t.Errorf("first file %s: without the target %s, with it %s", first, outcomes[0], outcomes[1])
+		}
+	}
+}
+
+// TestReviewParquetTextNotUTF8: a Parquet file whose text holds the target's name in bytes
+// that are not UTF-8 failed a query only when its WHERE kept the target's row (DuckDB decodes
+// the other columns only for the rows the filter kept). The coordinator reads every text value
+// once, so both commands refuse every query over such files before the charge, whatever its
+// WHERE, and answer over the files without that row.
+func TestReviewParquetTextNotUTF8(t *testing.T) {
+	const q = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.01, delta=1e-7, kappa=1) ANON_SUM(salary CLAMPED BETWEEN 0 AND 100) AS s FROM people WHERE uid = 7 AND salary %s 50 AND nm <> ''"
+	for _, target := range []string{"", "UNION ALL SELECT 7, 77, 'zzMARK'"} {
+		dir := t.TempDir()
+		copies := []string{
+			fmt.Sprintf(`COPY (SELECT CAST(i AS BIGINT) AS uid, CAST(i %% 90 AS INTEGER) AS salary, 'n' || i AS nm FROM range(100, 300) r(i)) TO '%s/p-0.parquet'`, dir),
+			fmt.Sprintf(`COPY (SELECT * FROM (SELECT CAST(i AS BIGINT) AS uid, CAST(i %% 90 AS INTEGER) AS salary, 'n' || i AS nm FROM range(300, 500) r(i) %s) ORDER BY uid) TO '%s/p-1.parquet' (FORMAT parquet, COMPRESSION uncompressed)`, target, dir),
+		}
+		if code, _, errs := dpsqlRun(t, "--owner", "-c", strings.Join(copies, ";")); code != 0 {
+			t.Fatal(errs)
+		}
+		p1 := filepath.Join(dir, "p-1.parquet")
+		b, err := os.ReadFile(p1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p1, bytes.ReplaceAll(b, []byte("zzMARK"), []byte("\xFF\xFEMARK")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		setup := filepath.Join(dir, "setup.sql")
+		os.WriteFile(setup, []byte("CREATE VIEW people OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_parquet('"+dir+"/p-*.parquet'));\nSET BUDGET UNLIMITED;"), 0o600)
+		if target == "" {
+			// The view is declared over the files before the target's file arrives.
+			os.Rename(p1, p1+".later")
+		}
+		var outcomes []string
+		for _, op := range []string{">=", "<"} {
+			bcode, bout, berrs := beamRun(t, "--init", setup, "--format", "csv", "-q", "-c", fmt.Sprintf(q, op))
+			dcode, dout, derrs := dpsqlRun(t, "--init", setup, "--format", "csv", "-q", "-c", fmt.Sprintf(q, op))
+			for _, r := range []struct {
+				cmd, errs string
+				code      int
+			}{{"dpsql-beam", berrs, bcode}, {"dpsql", derrs, dcode}} {
+				refused := r.code != 0 && strings.Contains(r.errs, "private-views-total") && strings.Contains(r.errs, "not UTF-8")
+				if refused != (target != "") || strings.Contains(r.errs, "2P003") || strings.Contains(r.errs, "MARK") {
+					t.Errorf("%s, salary %s 50, target %t: exit %d, %s", r.cmd, op, target != "", r.code, r.errs)
+				}
+			}
+			outcomes = append(outcomes, strings.ReplaceAll(fmt.Sprint(bcode, bout, berrs, dcode, dout, derrs), dir, "DIR"))
+		}
+		if target != "" && outcomes[0] != outcomes[1] {
+			t.Errorf("with the target: salary >= 50 gave %s, salary < 50 gave %s", outcomes[0], outcomes[1])
 		}
 	}
 }

@@ -354,7 +354,7 @@ func (e *Engine) dbError(ctx context.Context, err error, st ast.Stmt) error {
 		se.Hint = "an anonymized query computes its public relations and subqueries whole, before it reads private data, so that whether it fails cannot depend on the private rows (docs/security.md); nothing was charged. Make the failing expression total (TRY_CAST, NULLIF, CASE) or filter the row out inside the subquery"
 		if pp.Constant {
 			se.Msg = "computing this constant expression failed: " + cause
-			se.Hint = "on PostgreSQL an anonymized query computes its constant expressions once, before it reads private data: PostgreSQL computes some of them (dates and times with a time zone, casts from text) row by row, where whether they fail could depend on the private rows (docs/security.md); nothing was charged. Correct the expression"
+			se.Hint = "an anonymized query computes some constant expressions once, before it reads private data (on DuckDB the patterns of regexp_replace and regexp_extract; on PostgreSQL every one: it computes some, dates and times with a time zone, casts from text, row by row, where whether they fail could depend on the private rows; docs/security.md); nothing was charged. Correct the expression"
 		}
 		return se
 	}

@@ -170,6 +170,38 @@ func TestArgTypeRefusalIsFree(t *testing.T) {
 	})
 }
 
+// An invalid regular expression is refused for free on DuckDB whichever function takes it:
+// DuckDB compiles regexp_matches' pattern when it binds the query, but regexp_replace's and
+// regexp_extract's only when it runs them, which was after the charge. Their patterns are
+// computed once before it (sqlgen.regexPatterns); valid ones still run.
+func TestInvalidPatternFree(t *testing.T) {
+	e, b := typesEnv(t, backend.DuckDB)
+	ctx := context.Background()
+	spent := func() any {
+		st, err := store.NewLedgerStore(b).Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Spent
+	}
+	before := spent()
+	for _, call := range []string{"regexp_matches(page, '(')", "regexp_replace(page, '(', 'x')", "regexp_extract(page, '[a', 0)",
+		"regexp_replace(page, 'a(', page, 'g')", "regexp_extract(page, '(?P<x', 1, 'i')", "lower(regexp_replace(upper(page), '*', ''))"} {
+		_, err := e.Exec(ctx, "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "+call+" AS g, ANON_COUNT(*) FROM visits GROUP BY g")
+		if err == nil || strings.Contains(err.Error(), "attempt was charged") {
+			t.Errorf("%s: %v", call, err)
+		}
+	}
+	if after := spent(); after != before {
+		t.Errorf("invalid patterns were charged: spent %v then %v", before, after)
+	}
+	for _, call := range []string{"regexp_replace(page, '(1)', 'x', 'g')", "regexp_extract(page, '([0-9])', 1)", "regexp_replace(page, '(', 'x', 'l')"} {
+		if _, err := e.Exec(ctx, "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) "+call+" AS g, ANON_COUNT(*) FROM visits GROUP BY g"); err != nil {
+			t.Errorf("%s: %v", call, err)
+		}
+	}
+}
+
 // An explicit CAST of text to a number is total over private data: a value that is not a
 // number becomes NULL, is not aggregated, and never makes the query fail (docs/sql.md,
 // "Types"). With noiseless mechanisms the sum is that of the numeric values only.

@@ -81,6 +81,11 @@ func WholeChecks(p *plan.Plan, d backend.Dialect) ([]WholePart, error) {
 			out = append(out, WholePart{Node: e, SQL: "SELECT " + PrintData(d, e), Constant: true})
 		}
 	}
+	if d == backend.DuckDB {
+		for _, c := range regexPatterns(q) {
+			out = append(out, WholePart{Node: c[0], SQL: "SELECT " + PrintData(d, c[1]), Constant: true})
+		}
+	}
 	if q.Domain != nil || q.KeyDomains != nil {
 		var at ast.Node = q.Domain
 		if at == nil {
@@ -135,6 +140,40 @@ func ConstantParts(q *analyzer.Query) []ast.Expr {
 				}
 				return false
 			}
+			return true
+		})
+	}
+	return out
+}
+
+// regexPatterns returns, for each call of regexp_replace or regexp_extract in q's data, the
+// call and the same call over an empty text with the same pattern and options (the
+// analyzer requires a constant pattern). DuckDB compiles those two functions' patterns when
+// it first runs them, not when it binds the query as it does regexp_matches', so an invalid
+// pattern failed the query after its charge; computed once before it (WholeChecks), it fails
+// for free, whatever the rows.
+func regexPatterns(q *analyzer.Query) [][2]ast.Expr {
+	var out [][2]ast.Expr
+	for _, n := range q.Data() {
+		ast.Inspect(n, func(m ast.Node) bool {
+			x, ok := m.(*ast.FuncCall)
+			if !ok || len(x.Args) < 2 || readsData(x.Args[1]) || len(x.Args) > 3 && readsData(x.Args[3]) {
+				return true
+			}
+			var second ast.Expr
+			switch strings.ToLower(x.Name[len(x.Name)-1].Name) {
+			case "regexp_replace":
+				second = &ast.Literal{Kind: ast.StringLit}
+			case "regexp_extract":
+				second = &ast.Literal{Kind: ast.IntLit, Text: "0"}
+			default:
+				return true
+			}
+			args := []ast.Expr{&ast.Literal{Kind: ast.StringLit}, x.Args[1], second}
+			if len(x.Args) > 3 {
+				args = append(args, x.Args[3])
+			}
+			out = append(out, [2]ast.Expr{x, &ast.FuncCall{Name: x.Name, Args: args}})
 			return true
 		})
 	}

@@ -578,9 +578,9 @@ func (e *Engine) prepare(ctx context.Context, q *analyzer.Query) (*exec.Prepared
 		return nil, ledger.Budget{}, unusable(err)
 	}
 	prep.Stager, prep.Shapes = e.o.Stager, e.shapes
-	// The files of private views, again: a file of another type may have joined a glob
-	// since the catalog was loaded (store.CheckPrivateViewFiles).
-	if err := store.CheckPrivateViewFiles(ctx, e.b, e.cat); err != nil {
+	// The files of the private views the query reads, again: a file of another type may
+	// have joined a glob since the catalog was loaded (store.CheckPrivateViewFiles).
+	if err := store.CheckPrivateViewFiles(ctx, e.b, e.relationsRead(q)); err != nil {
 		return nil, ledger.Budget{}, err
 	}
 	// Types of keys and values, from a query that reads no rows: the SQL normalises keys by
@@ -589,6 +589,29 @@ func (e *Engine) prepare(ctx context.Context, q *analyzer.Query) (*exec.Prepared
 		return nil, ledger.Budget{}, err
 	}
 	return prep, ledger.Budget{Epsilon: p.Cost.Epsilon, Delta: p.Cost.Delta}, nil
+}
+
+// relationsRead returns the catalog's relations that q's data names (a CTE named like one
+// counts too: a relation more is only checked more).
+func (e *Engine) relationsRead(q *analyzer.Query) []*catalog.Relation {
+	var out []*catalog.Relation
+	seen := map[*catalog.Relation]bool{}
+	for _, n := range q.Data() {
+		ast.Inspect(n, func(m ast.Node) bool {
+			if t, ok := m.(*ast.TableName); ok {
+				parts := make([]string, len(t.Name))
+				for i, p := range t.Name {
+					parts[i] = p.Name
+				}
+				if r, ok := e.cat.Lookup(strings.Join(parts, ".")); ok && !seen[r] {
+					seen[r] = true
+					out = append(out, r)
+				}
+			}
+			return true
+		})
+	}
+	return out
 }
 
 func (e *Engine) anonymized(ctx context.Context, q *analyzer.Query, text string, explain bool) (*Result, error) {

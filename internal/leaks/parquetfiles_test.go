@@ -3,6 +3,7 @@ package leaks_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -130,77 +131,96 @@ func TestLeakParquetBinaryAsString(t *testing.T) {
 	}
 }
 
-// TestLeakParquetTextNotUTF8: DuckDB's Parquet reader checks each text value as it decodes it,
-// and decodes a column the WHERE filters on first and the others only for the rows it kept.
-// A file holding the target's name in bytes that are not UTF-8 (written by a tool other than
-// DuckDB or Arrow) failed a query only when its WHERE kept the target's row: its salary by
-// bisection (the case the Parquet reviews of 2026-11-29 left open). Every text value of a
-// private view's files is now read once, when the view is declared and when a file is new or
-// changed, and a file with such a value refuses every query before its charge, whatever it
-// asks: a session opened before the file appeared, and one opened after.
-func TestLeakParquetTextNotUTF8(t *testing.T) {
+// TestLeakParquetValuesUnreadable: DuckDB's Parquet reader fails on some values as it reads
+// them, and decodes a column the WHERE does not filter on first only for the rows the filter
+// kept. A file holding the target's name in bytes that are not UTF-8 (written by a tool other
+// than DuckDB or Arrow), or the target's end time as a TIMESTAMP_MILLIS too large to convert
+// (Java's Long.MAX_VALUE "no end"), failed a query only when its WHERE kept the target's row:
+// its salary by bisection (the UTF-8 case the Parquet reviews of 2026-11-29 left open; the
+// timestamp an outside review of its fix, 2026-11-30). Every value of a private view's files is
+// now read once, when the view is declared and when a file is new or changed, and a file
+// DuckDB cannot read in full refuses every query before its charge, whatever it asks: in a
+// session opened before the file appeared, and in one opened after.
+func TestLeakParquetValuesUnreadable(t *testing.T) {
 	ctx := context.Background()
-	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.01, delta=1e-7, kappa=1) "
-	queries := []string{
-		opts + "ANON_SUM(salary CLAMPED BETWEEN 0 AND 100) AS s FROM v WHERE uid = 7 AND salary >= 50 AND nm <> ''",
-		opts + "ANON_SUM(salary CLAMPED BETWEEN 0 AND 100) AS s FROM v WHERE uid = 7 AND salary < 50 AND nm <> ''",
-		opts + "ANON_SUM(salary CLAMPED BETWEEN 0 AND 100) AS s FROM v",
-	}
-	for _, who := range []string{"nobody", "target"} {
-		session, dsn, dir, file := parquetSession(t, who, "SELECT CAST(i AS BIGINT) AS uid, CAST(i % 90 AS INTEGER) AS salary, 'n' || i AS nm FROM range(100, 300) r(i)")
-		// A second file arrives, with the target's row (salary 77, its name's bytes not UTF-8)
-		// or without it. DuckDB writes only UTF-8: a marker is overwritten in the file.
-		target := ""
-		if who == "target" {
-			target = "UNION ALL SELECT 7, 77, 'zzMARK'"
+	for _, c := range []struct {
+		name, column, targets, read string
+		from, to                    []byte
+		refusal                     string
+	}{
+		{"text", "'n' || i AS nm", "'zzMARK'", "nm <> ''", []byte("zzMARK"), []byte("\xFF\xFEMARK"),
+			"p-1.parquet, one of whose text columns (nm) holds a value that is not UTF-8"},
+		{"timestamp", "CAST(epoch_ms(i * 1000) AS TIMESTAMP_MS) AS t", "CAST(epoch_ms(388062927450) AS TIMESTAMP_MS)", "year(t) > 0",
+			binary.LittleEndian.AppendUint64(nil, 0x5A5A5A5A5A), binary.LittleEndian.AppendUint64(nil, 0x7F7F7F7F7F7F7F7F),
+			"p-1.parquet, one of whose values DuckDB fails to read"},
+	} {
+		const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.01, delta=1e-7, kappa=1) "
+		queries := []string{
+			opts + "ANON_SUM(salary CLAMPED BETWEEN 0 AND 100) AS s FROM v WHERE uid = 7 AND salary >= 50 AND " + c.read,
+			opts + "ANON_SUM(salary CLAMPED BETWEEN 0 AND 100) AS s FROM v WHERE uid = 7 AND salary < 50 AND " + c.read,
+			opts + "ANON_SUM(salary CLAMPED BETWEEN 0 AND 100) AS s FROM v",
 		}
-		writer, err := dpsql.Open(ctx, dpsql.Config{Owner: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p1 := filepath.Join(dir, "p-1.parquet")
-		if _, err := writer.Exec(ctx, fmt.Sprintf(`COPY (SELECT * FROM (SELECT CAST(i AS BIGINT) AS uid, CAST(i %% 90 AS INTEGER) AS salary, 'n' || i AS nm FROM range(300, 500) r(i) %s) ORDER BY uid)
-			TO '%s' (FORMAT parquet, COMPRESSION uncompressed)`, target, file("p-1.parquet"))); err != nil {
-			t.Fatal(err)
-		}
-		writer.Close()
-		b, err := os.ReadFile(p1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p1, bytes.ReplaceAll(b, []byte("zzMARK"), []byte("\xFF\xFEMARK")), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		fresh, err := dpsql.Open(ctx, dpsql.Config{Database: dsn})
-		if who == "target" {
-			if se := (*sqlerr.Error)(nil); !errors.As(err, &se) || se.Rule != "private-views-total" || !strings.Contains(se.Msg, "p-1.parquet, one of whose text columns (nm) holds a value that is not UTF-8") {
-				t.Errorf("a session opened after the file: %v", err)
+		rows := "SELECT CAST(i AS BIGINT) AS uid, CAST(i %% 90 AS INTEGER) AS salary, " + c.column + " FROM range(%d, %d) r(i)"
+		for _, who := range []string{"nobody", "target"} {
+			session, dsn, dir, file := parquetSession(t, c.name+who, fmt.Sprintf(rows, 100, 300))
+			// A second file arrives, with the target's row (salary 77, its value one DuckDB
+			// fails to read) or without it. DuckDB writes no such value: a marker is
+			// overwritten in the file.
+			target := ""
+			if who == "target" {
+				target = "UNION ALL SELECT 7, 77, " + c.targets
 			}
-		} else if err != nil {
-			t.Fatal(err)
-		} else {
-			fresh.Close()
-		}
-		var outcomes []string
-		for _, q := range queries {
-			res, err := session.Exec(ctx, q)
-			out := fmt.Sprint(err)
-			if err == nil {
-				out = fmt.Sprint(len(res[len(res)-1].Rows), " rows")
+			writer, err := dpsql.Open(ctx, dpsql.Config{Owner: true})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if strings.Contains(out, "MARK") {
-				t.Errorf("%s (%s): the error shows the value: %s", q, who, out)
+			p1 := filepath.Join(dir, "p-1.parquet")
+			if _, err := writer.Exec(ctx, fmt.Sprintf("COPY (SELECT * FROM (%s %s) ORDER BY uid) TO '%s' (FORMAT parquet, COMPRESSION uncompressed)",
+				fmt.Sprintf(rows, 300, 500), target, file("p-1.parquet"))); err != nil {
+				t.Fatal(err)
 			}
-			outcomes = append(outcomes, out)
-		}
-		session.Close()
-		for i, o := range outcomes {
-			if o != outcomes[0] || strings.Contains(o, "2P003") {
-				t.Errorf("%s: %q gave %s, %q gave %s", who, queries[0], outcomes[0], queries[i], o)
+			writer.Close()
+			b, err := os.ReadFile(p1)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if who == "target" && !strings.Contains(outcomes[0], "private-views-total") {
-			t.Errorf("with the target's file: %s", outcomes[0])
+			if who == "target" && !bytes.Contains(b, c.from) {
+				t.Fatalf("%s: no marker", c.name)
+			}
+			if err := os.WriteFile(p1, bytes.Replace(b, c.from, c.to, 1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fresh, err := dpsql.Open(ctx, dpsql.Config{Database: dsn})
+			if who == "target" {
+				if se := (*sqlerr.Error)(nil); !errors.As(err, &se) || se.Rule != "private-views-total" || !strings.Contains(se.Msg, c.refusal) {
+					t.Errorf("%s: a session opened after the file: %v", c.name, err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			} else {
+				fresh.Close()
+			}
+			var outcomes []string
+			for _, q := range queries {
+				res, err := session.Exec(ctx, q)
+				out := fmt.Sprint(err)
+				if err == nil {
+					out = fmt.Sprint(len(res[len(res)-1].Rows), " rows")
+				}
+				if strings.Contains(out, "MARK") || strings.Contains(out, "Timestamp") {
+					t.Errorf("%s (%s): the error shows the value: %s", q, who, out)
+				}
+				outcomes = append(outcomes, out)
+			}
+			session.Close()
+			for i, o := range outcomes {
+				if o != outcomes[0] || strings.Contains(o, "2P003") {
+					t.Errorf("%s, %s: %q gave %s, %q gave %s", c.name, who, queries[0], outcomes[0], queries[i], o)
+				}
+			}
+			if who == "target" && !strings.Contains(outcomes[0], "private-views-total") {
+				t.Errorf("%s: with the target's file: %s", c.name, outcomes[0])
+			}
 		}
 	}
 }

@@ -10,6 +10,8 @@
 //	                 limit; the owner's limits for analysts, ReadLimits and SetLimits)
 //	dpsql.view_columns (DuckDB only: relation, position, column_name, type: a declared
 //	                 view's columns as they were when the owner declared it; viewcols.go)
+//	dpsql.files_read (DuckDB only: file_key, the Parquet files of private views read in full
+//	                 without a failure, by content; filesread.go)
 //
 // It works through backend.Backend, backend.Querier and backend.Tx only, with SQL that DuckDB
 // and PostgreSQL both accept unchanged: CREATE SCHEMA/TABLE IF NOT EXISTS, INSERT ... ON

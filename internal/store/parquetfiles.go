@@ -135,14 +135,16 @@ func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[
 }
 
 // fileKey identifies a local file's content for the caches of fileSchemas and
-// checkParquetText: its path, size and modification time; "" for a file that cannot be
-// stat'ed or is remote (never cached).
+// checkParquetValues: its path, size and modification time, and where the system has them its
+// inode and change time (which no one sets: a file replaced or rewritten with the same size
+// and a modification time set back still changes); "" for a file that cannot be stat'ed or is
+// remote (never cached).
 func fileKey(f string) string {
 	fi, err := os.Stat(f)
 	if err != nil || strings.Contains(f, "://") {
 		return ""
 	}
-	return fmt.Sprintf("%s\x00%d\x00%d", f, fi.Size(), fi.ModTime().UnixNano())
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%s", f, fi.Size(), fi.ModTime().UnixNano(), changeStamp(fi))
 }
 
 // schemaCache holds the schemas fileSchemas read, by file, size and modification time.
@@ -208,7 +210,7 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 		if err != nil {
 			return fmt.Errorf("store: read the schemas of private view %s's files: %w", view, err)
 		}
-		if err := checkParquetText(ctx, q, view, s.files, own); err != nil {
+		if err := checkParquetValues(ctx, q, view, s.files, own); err != nil {
 			return err
 		}
 		if len(s.files) < 2 {
@@ -238,34 +240,40 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 	return nil
 }
 
-// Text in a Parquet file that is not UTF-8.
+// Values in a Parquet file that DuckDB fails to read.
 //
-// DuckDB's Parquet reader checks each text value as it decodes it and fails the query on one
-// that is not UTF-8, and it decodes a column the query filters on first and the others only
-// for the rows the filter kept. So a file holding such a value (DuckDB's and Arrow's writers
-// never write one; other tools can) failed a query only when its WHERE kept that value's row:
-// whether the target's row matched, at any epsilon. Every text column of every file of a
-// private view is therefore read in full once (all its values decoded, none kept), when the
-// view is declared and before a query reads a file that is new or changed, and a file with
-// such a value is refused. The refusal tells the owner, and analysts before any charge,
-// that a file of the view holds such a value (the same for every query, whatever it asks).
+// DuckDB's Parquet reader can fail on one value as it reads it: text that is not UTF-8 (it
+// checks each value), a TIMESTAMP_MILLIS too large to convert to microseconds, a GEOMETRY
+// whose WKB it cannot parse, a damaged or badly compressed page. And it decodes a column the
+// query filters on first and the others only for the rows the filter kept (and skips row
+// groups by their statistics), so such a value failed a query only when its WHERE kept that
+// value's row: whether the target's row matched, at any epsilon (DuckDB's and Arrow's writers
+// write no such file; Java writers' Long.MAX_VALUE "no end" timestamps, other tools and
+// damaged storage do). Every value of every column of every file of a private view is
+// therefore read once, with no filter (checkParquetValues): when the view is declared and
+// before a query reads a file that is new or changed, and a file DuckDB cannot read in full
+// refuses the view. The refusal tells the owner, and analysts before any charge, that a
+// file of the view holds such a value: the same for every query, whatever it asks.
 
-// checkParquetText refuses private view view when a text column of one of files (own: each
-// file's columns, fileSchemas) holds a value that is not UTF-8. The files not yet read in
-// full (textChecked: by path, size and modification time) are read in one statement.
-func checkParquetText(ctx context.Context, q backend.Querier, view string, files []string, own []map[string]any) error {
+// checkParquetValues refuses private view view when DuckDB fails to read some value of one of
+// files (own: each file's columns, fileSchemas). A file is read once per content, one
+// statement per file (which the message names): a key of its path, size, modification and
+// change times, inode and columns is remembered in the process (valuesRead) and, when q is a
+// whole database rather than a transaction, in dpsql.files_read (filesread.go), so that the
+// next dpsql command does not read it again.
+func checkParquetValues(ctx context.Context, q backend.Querier, view string, files []string, own []map[string]any) error {
 	type pending struct {
 		file, key string
 		cols      []string
+		own       map[string]any
 	}
 	var todo []pending
-	textChecked.Lock()
+	var keys []string
+	valuesRead.Lock()
 	for i, f := range files {
-		var cols []string
-		for n, t := range own[i] {
-			if hasTypeID(t, "VARCHAR") {
-				cols = append(cols, n)
-			}
+		cols := make([]string, 0, len(own[i]))
+		for n := range own[i] {
+			cols = append(cols, n)
 		}
 		if len(cols) == 0 {
 			continue
@@ -274,66 +282,69 @@ func checkParquetText(ctx context.Context, q backend.Querier, view string, files
 		key := fileKey(f)
 		if key != "" {
 			key += "\x00" + strings.Join(cols, "\x00")
-		}
-		if key == "" || !textChecked.m[key] {
-			todo = append(todo, pending{f, key, cols})
-		}
-	}
-	textChecked.Unlock()
-	if len(todo) == 0 {
-		return nil
-	}
-	reads := make([]string, len(todo))
-	for i, p := range todo {
-		reads[i] = readTextSQL(p.file, p.cols)
-	}
-	if _, err := q.Query(ctx, strings.Join(reads, "\nUNION ALL\n")); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("store: read the text of private view %s's files: %w", view, ctx.Err())
-		}
-		// Inside a transaction DuckDB refuses every statement after an error, so the file is
-		// read from the message (which also shows the value: never passed on).
-		what := fmt.Sprintf("reads Parquet files of which DuckDB cannot read every text value (%s, ...)", filepath.Base(todo[0].file))
-		if invalidUTF8(err) {
-			what = "reads a Parquet file whose text holds a value that is not UTF-8"
-			for _, p := range todo {
-				if strings.Contains(err.Error(), `file "`+p.file+`"`) {
-					what = fmt.Sprintf("reads Parquet file %s, one of whose text columns (%s) holds a value that is not UTF-8", filepath.Base(p.file), strings.Join(p.cols, ", "))
-					break
-				}
+			if valuesRead.m[key] {
+				continue
 			}
+			keys = append(keys, key)
 		}
-		return parquetError(view, what,
-			"DuckDB fails on such a value as it reads it, only for the rows an analyst's WHERE keeps, so whether a query fails would tell whether they include that value's row")
+		todo = append(todo, pending{f, key, cols, own[i]})
 	}
-	textChecked.Lock()
-	defer textChecked.Unlock()
-	if textChecked.m == nil || len(textChecked.m) > maxCachedSchemas {
-		textChecked.m = map[string]bool{}
-	}
+	valuesRead.Unlock()
+	recorded := filesRead(ctx, q, keys)
+	var read []string
 	for _, p := range todo {
-		if p.key != "" {
-			textChecked.m[p.key] = true
+		if p.key != "" && recorded[p.key] {
+			continue
 		}
+		if _, err := q.Query(ctx, readAllSQL(p.file, p.cols)); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("store: read private view %s's file %s: %w", view, filepath.Base(p.file), ctx.Err())
+			}
+			// DuckDB's message shows the value: never passed on.
+			what := fmt.Sprintf("reads Parquet file %s, one of whose values DuckDB fails to read (a timestamp it cannot convert, a geometry it cannot parse, a damaged page)", filepath.Base(p.file))
+			if invalidUTF8(err) {
+				var text []string
+				for _, c := range p.cols {
+					if hasTypeID(p.own[c], "VARCHAR") {
+						text = append(text, c)
+					}
+				}
+				what = fmt.Sprintf("reads Parquet file %s, one of whose text columns (%s) holds a value that is not UTF-8", filepath.Base(p.file), strings.Join(text, ", "))
+			}
+			return parquetError(view, what,
+				"DuckDB fails on such a value as it reads it, only for the rows an analyst's WHERE keeps, so whether a query fails would tell whether they include that value's row")
+		}
+		if p.key != "" {
+			read = append(read, p.key)
+		}
+	}
+	recordFilesRead(ctx, q, read)
+	valuesRead.Lock()
+	defer valuesRead.Unlock()
+	if valuesRead.m == nil || len(valuesRead.m) > maxCachedSchemas {
+		valuesRead.m = map[string]bool{}
+	}
+	for _, k := range keys {
+		valuesRead.m[k] = true
 	}
 	return nil
 }
 
-// textChecked holds the files checkParquetText read in full, by file, size, modification time
-// and text columns.
-var textChecked struct {
+// valuesRead holds the files checkParquetValues read in full (or found recorded), by fileKey
+// and columns.
+var valuesRead struct {
 	sync.Mutex
 	m map[string]bool
 }
 
-// readTextSQL is a query that decodes every value of the text columns cols of Parquet file f
-// (a column nesting text, as a whole) and keeps none: one row, the longest value's length.
-func readTextSQL(f string, cols []string) string {
+// readAllSQL is a query that reads every value of the columns cols of Parquet file f, with no
+// filter, and keeps none: one row.
+func readAllSQL(f string, cols []string) string {
 	aggs := make([]string, len(cols))
 	for i, c := range cols {
-		aggs[i] = fmt.Sprintf("max(length(CAST(%s AS VARCHAR)))", quoteIdent(c))
+		aggs[i] = fmt.Sprintf("max(hash(%s))", quoteIdent(c))
 	}
-	return "SELECT greatest(" + strings.Join(aggs, ", ") + ") FROM read_parquet('" + strings.ReplaceAll(f, "'", "''") + "', binary_as_string = false, hive_partitioning = false)"
+	return "SELECT " + strings.Join(aggs, ", ") + " FROM read_parquet('" + strings.ReplaceAll(f, "'", "''") + "', binary_as_string = false, hive_partitioning = false)"
 }
 
 // invalidUTF8 reports whether err is DuckDB's refusal of a text value that is not UTF-8.
@@ -351,15 +362,16 @@ func parquetError(view, what, why string) error {
 }
 
 // CheckPrivateViewFiles checks again, before an anonymized query is charged, the Parquet files
-// of every private view of cat that reads some (checkParquetFiles): files can join a view's glob after the
-// session loaded its catalog (a writer adds a file in which it widened a column), and a
-// session of dpsql serve lasts. On DuckDB only; it reads the files' footers, no row.
-func CheckPrivateViewFiles(ctx context.Context, q backend.Querier, cat *catalog.Catalog) error {
+// of the private views among rels (those the query reads) that read some
+// (checkParquetFiles): files can join a view's glob after the session loaded its catalog (a
+// writer adds a file in which it widened a column), and a session of dpsql serve lasts. On
+// DuckDB only; it reads the files' footers, and the text of files it has not read before.
+func CheckPrivateViewFiles(ctx context.Context, q backend.Querier, rels []*catalog.Relation) error {
 	if dialectOf(q) != backend.DuckDB {
 		return nil
 	}
 	var views, queries []string
-	for _, r := range cat.Relations() {
+	for _, r := range rels {
 		if r.Kind != catalog.Private || !r.ReadsParquet {
 			continue
 		}

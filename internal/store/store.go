@@ -84,7 +84,7 @@ func Init(ctx context.Context, b backend.Backend) error {
 		}
 		return installTotal(ctx, b)
 	}
-	ok, err := haveTables(ctx, b, append([]string{limitsTable, viewColumnsTable}, tables...)...)
+	ok, err := haveTables(ctx, b, append([]string{limitsTable, viewColumnsTable, filesReadTable}, tables...)...)
 	if err == nil && ok {
 		ok, err = hasAccounts(ctx, b)
 	}
@@ -95,7 +95,7 @@ func Init(ctx context.Context, b backend.Backend) error {
 		return installTotal(ctx, b)
 	}
 	err = b.Tx(ctx, func(q backend.Querier) error {
-		for _, s := range append(append(append(initStmts, limitsStmts...), accountsStmts...), viewColumnsStmts...) {
+		for _, s := range append(append(append(append(initStmts, limitsStmts...), accountsStmts...), viewColumnsStmts...), filesReadStmts...) {
 			if err := q.Exec(ctx, s); err != nil {
 				return err
 			}

@@ -645,7 +645,7 @@ func (pr *Prepared) setKeyTypes(types []string) error {
 			return sqlerr.Privacy(q.Keys[i].Expr.Span().Start, store.RuleUnitCollation,
 				fmt.Sprintf("group key %s, of type %s, holds floating-point or interval values (or PostgreSQL numerics), which the database groups by an equality coarser than their spelling (-0 and 0, '1 month' and '30 days'): a group would be shown under the spelling of whichever row the database met first, which can be one person's; dpsql gives such values one spelling only outside lists, arrays, structs, maps and unions",
 					sqlgen.PrintData(pr.dialect, q.Keys[i].Expr), typ),
-				"group by its elements or fields (k[OFFSET(0)], k.field), which are normalised")
+				"group by its elements (k[OFFSET(0)]), which are normalised, or by the columns the struct or map was built from")
 		}
 	}
 	pr.Plan.KeyTypes = append([]string(nil), types...)

@@ -251,3 +251,68 @@ func parquetSession(t *testing.T, who, first string) (session *dpsql.DB, dsn, di
 	}
 	return session, dsn, dir, file
 }
+
+// TestLeakParquetReaderOptions: reader options that convert values the full read of each file
+// did not (an outside review of that read, 2026-11-30). hive_types converts a partition value
+// from a file's path only for the files a query reads: with a path per person, grp=seventy
+// failed only the queries whose WHERE read the target's file. read_parquet's schema option
+// reads a text column as INTEGER by field id, converting one person's 'abc' only on the rows
+// the WHERE kept. The files are now read with the view's partition types, and the schema
+// option is refused, whoever is in the files.
+func TestLeakParquetReaderOptions(t *testing.T) {
+	ctx := context.Background()
+	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.01, delta=1e-7, kappa=1) "
+	queries := []string{
+		opts + "ANON_SUM(grp CLAMPED BETWEEN 0 AND 100) AS s FROM v WHERE uid = 7",
+		opts + "ANON_SUM(grp CLAMPED BETWEEN 0 AND 100) AS s FROM v WHERE uid = 8",
+	}
+	for _, who := range []string{"nobody", "target"} {
+		db, dsn := ownerFile(t, who+".duckdb")
+		dir := filepath.Join(filepath.Dir(dsn), "files")
+		for i := 1; i <= 10; i++ {
+			sub := filepath.Join(dir, fmt.Sprintf("uid=%d", i), fmt.Sprintf("grp=%d", 10*i))
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(ctx, fmt.Sprintf("COPY (SELECT %d AS salary) TO '%s' (FORMAT parquet)", 1000*i, filepath.Join(sub, "p.parquet"))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.Exec(ctx, fmt.Sprintf(`SET BUDGET UNLIMITED;
+			CREATE VIEW v OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM read_parquet('%s/*/*/p.parquet', hive_partitioning = true, hive_types = {'uid': BIGINT, 'grp': INTEGER})`, dir)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := db.Exec(ctx, fmt.Sprintf(`CREATE VIEW w OPTIONS(anonymization_userid_column='uid') AS SELECT 1 AS uid, * FROM read_parquet('%s/uid=1/grp=10/p.parquet', schema = MAP {1: {name: 'salary', type: 'BIGINT', default_value: NULL}})`, dir))
+		if se := (*sqlerr.Error)(nil); !errors.As(err, &se) || se.Rule != "private-views-total" || !strings.Contains(se.Msg, "schema option") {
+			t.Errorf("%s: a private view through read_parquet's schema option: %v", who, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		session, err := dpsql.Open(ctx, dpsql.Config{Database: dsn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if who == "target" {
+			if err := os.Rename(filepath.Join(dir, "uid=7", "grp=70"), filepath.Join(dir, "uid=7", "grp=seventy")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var outcomes []string
+		for _, q := range queries {
+			res, err := session.Exec(ctx, q)
+			out := fmt.Sprint(err)
+			if err == nil {
+				out = fmt.Sprint(len(res[len(res)-1].Rows), " rows")
+			}
+			outcomes = append(outcomes, out)
+		}
+		session.Close()
+		if outcomes[0] != outcomes[1] || strings.Contains(outcomes[0], "2P003") || strings.Contains(outcomes[0], "charged") {
+			t.Errorf("%s: the target's file read gave %s, another's %s", who, outcomes[0], outcomes[1])
+		}
+		if who == "target" && !strings.Contains(outcomes[0], "private-views-total") {
+			t.Errorf("with the target's path: %s", outcomes[0])
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/catalog"
 	"github.com/dpsql/dpsql/sqlerr"
 )
@@ -36,6 +37,12 @@ type parquetScan struct {
 	types        []any
 	unionByName  bool
 	binaryAsText bool
+	// fieldIDs: read_parquet's schema option (columns by field id, in the types it names).
+	fieldIDs bool
+	// hiveTypes are the types of the hive partition columns (values from the files' paths),
+	// by name: those hive_types names, or those DuckDB detected from every path; nil without
+	// hive partitioning.
+	hiveTypes map[string]any
 }
 
 // parquetScans returns the read_parquet scans of a decoded plan.
@@ -64,6 +71,16 @@ func parquetScans(root any) []parquetScan {
 		fileOpts, _ := opts["file_options"].(map[string]any)
 		s.unionByName = fileOpts["union_by_name"] == true
 		s.binaryAsText = opts["binary_as_string"] == true
+		s.fieldIDs = len(asList(opts["schema"])) > 0
+		if fileOpts["hive_partitioning"] == true {
+			s.hiveTypes = map[string]any{}
+			for _, kv := range asList(fileOpts["hive_types_schema"]) {
+				kv, _ := kv.(map[string]any)
+				if k, ok := kv["key"].(string); ok {
+					s.hiveTypes[strings.ToLower(k)] = kv["value"]
+				}
+			}
+		}
 		if len(s.names) == len(s.types) {
 			out = append(out, s)
 		}
@@ -144,6 +161,9 @@ func fileKey(f string) string {
 	if err != nil || strings.Contains(f, "://") {
 		return ""
 	}
+	if abs, err := filepath.Abs(f); err == nil {
+		f = abs // a relative path names another file from another directory
+	}
 	return fmt.Sprintf("%s\x00%d\x00%d\x00%s", f, fi.Size(), fi.ModTime().UnixNano(), changeStamp(fi))
 }
 
@@ -206,15 +226,29 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 			return parquetError(view, "reads Parquet binary columns as text (binary_as_string = true), and DuckDB fails on a value that is not UTF-8 as it reads it",
 				"whether a query fails would tell whether the rows its WHERE keeps hold such a value")
 		}
+		if s.fieldIDs {
+			// The option types each file's columns by field id, converting what a file
+			// stores (text) to the type it names as it reads (an outside review,
+			// 2026-11-30): the conversion failed on one person's value, for the rows the
+			// WHERE kept.
+			return parquetError(view, "reads Parquet files through read_parquet's schema option, which converts each file's values to the types it names as it reads them",
+				"that conversion can fail on one person's value, and an analyst's WHERE chooses the rows it runs on, so whether a query fails would tell about that person")
+		}
+		for _, f := range s.files {
+			if strings.ContainsAny(f, "*?[") {
+				// Each file is read alone by its path, which read_parquet would expand as
+				// a pattern (p-[0].parquet reads p-0.parquet): the check would read
+				// another file than the view (the same review).
+				return parquetError(view, fmt.Sprintf("reads Parquet file %s, whose path holds a pattern character (*, ? or [) that dpsql cannot read it alone by", f),
+					"dpsql reads each file of a private view on its own before analysts query it (a value DuckDB fails to read would fail only the queries whose WHERE keeps its row)")
+			}
+		}
 		own, err := fileSchemas(ctx, q, s.files)
 		if err != nil {
 			return fmt.Errorf("store: read the schemas of private view %s's files: %w", view, err)
 		}
-		if err := checkParquetValues(ctx, q, view, s.files, own); err != nil {
+		if err := checkParquetValues(ctx, q, view, s.files, own, s.hiveTypes); err != nil {
 			return err
-		}
-		if len(s.files) < 2 {
-			continue // one file: the scan's types are its own
 		}
 		inSome := map[string]bool{}
 		for _, cols := range own {
@@ -261,7 +295,20 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 // change times, inode and columns is remembered in the process (valuesRead) and, when q is a
 // whole database rather than a transaction, in dpsql.files_read (filesread.go), so that the
 // next dpsql command does not read it again.
-func checkParquetValues(ctx context.Context, q backend.Querier, view string, files []string, own []map[string]any) error {
+func checkParquetValues(ctx context.Context, q backend.Querier, view string, files []string, own []map[string]any, hive map[string]any) error {
+	// Hive partition values come from each file's path and are converted to the scan's
+	// types only for the files a query reads (grp=seventy under hive_types = {'grp':
+	// INTEGER}, a path per person: an outside review, 2026-11-30), so each file is read
+	// with them, converted.
+	hiveKeys := make([]string, 0, len(hive))
+	for k := range hive {
+		hiveKeys = append(hiveKeys, k)
+	}
+	sort.Strings(hiveKeys)
+	hiveSpec := make([]string, len(hiveKeys))
+	for i, k := range hiveKeys {
+		hiveSpec[i] = ast.QuoteString(k) + ": " + ast.QuoteString(typeText(hive[k]))
+	}
 	type pending struct {
 		file, key string
 		cols      []string
@@ -281,7 +328,7 @@ func checkParquetValues(ctx context.Context, q backend.Querier, view string, fil
 		sort.Strings(cols)
 		key := fileKey(f)
 		if key != "" {
-			key += "\x00" + strings.Join(cols, "\x00")
+			key += "\x00" + strings.Join(cols, "\x00") + "\x00" + strings.Join(hiveSpec, ", ")
 			if valuesRead.m[key] {
 				continue
 			}
@@ -296,12 +343,12 @@ func checkParquetValues(ctx context.Context, q backend.Querier, view string, fil
 		if p.key != "" && recorded[p.key] {
 			continue
 		}
-		if _, err := q.Query(ctx, readAllSQL(p.file, p.cols)); err != nil {
+		if _, err := q.Query(ctx, readAllSQL(p.file, p.cols, hiveKeys, hiveSpec)); err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("store: read private view %s's file %s: %w", view, filepath.Base(p.file), ctx.Err())
 			}
 			// DuckDB's message shows the value: never passed on.
-			what := fmt.Sprintf("reads Parquet file %s, one of whose values DuckDB fails to read (a timestamp it cannot convert, a geometry it cannot parse, a damaged page)", filepath.Base(p.file))
+			what := fmt.Sprintf("reads Parquet file %s, one of whose values DuckDB fails to read (a timestamp it cannot convert, a geometry it cannot parse, a damaged page, a partition value in its path that does not convert to the partition column's type)", filepath.Base(p.file))
 			if invalidUTF8(err) {
 				var text []string
 				for _, c := range p.cols {
@@ -338,13 +385,18 @@ var valuesRead struct {
 }
 
 // readAllSQL is a query that reads every value of the columns cols of Parquet file f, with no
-// filter, and keeps none: one row.
-func readAllSQL(f string, cols []string) string {
-	aggs := make([]string, len(cols))
-	for i, c := range cols {
-		aggs[i] = fmt.Sprintf("max(hash(%s))", quoteIdent(c))
+// filter, and keeps none: one row. With hive partition columns (hiveKeys; hiveSpec their
+// hive_types entries), it reads them from f's path, converted to those types.
+func readAllSQL(f string, cols, hiveKeys, hiveSpec []string) string {
+	var aggs []string
+	for _, c := range append(append([]string(nil), cols...), hiveKeys...) {
+		aggs = append(aggs, fmt.Sprintf("max(hash(%s))", quoteIdent(c)))
 	}
-	return "SELECT " + strings.Join(aggs, ", ") + " FROM read_parquet('" + strings.ReplaceAll(f, "'", "''") + "', binary_as_string = false, hive_partitioning = false)"
+	hive := "hive_partitioning = false"
+	if len(hiveKeys) > 0 {
+		hive = "hive_partitioning = true, hive_types = {" + strings.Join(hiveSpec, ", ") + "}"
+	}
+	return "SELECT " + strings.Join(aggs, ", ") + " FROM read_parquet('" + strings.ReplaceAll(f, "'", "''") + "', binary_as_string = false, " + hive + ")"
 }
 
 // invalidUTF8 reports whether err is DuckDB's refusal of a text value that is not UTF-8.

@@ -93,6 +93,10 @@ func TestCheckParquetFiles(t *testing.T) {
 	patch("other/wkb.parquet", "SELECT i AS uid, CAST(CASE WHEN i = 7 THEN 'POINT(4242.4242 1)' ELSE 'POINT(' || i || ' 1)' END AS GEOMETRY) AS g FROM range(1, 201) t(i)",
 		"COMPRESSION uncompressed", wkb, append([]byte{1, 0x63, 0, 0, 0}, wkb[5:]...))
 	write("hive/part=1/a.parquet", "SELECT 1 AS uid, 5 AS x")
+	write("hivebad/part=1/a.parquet", "SELECT 1 AS uid, 5 AS x")
+	write("hivebad/part=seven/a.parquet", "SELECT 7 AS uid, 6 AS x")
+	write("globs/p-0.parquet", "SELECT 1 AS uid")
+	write("globs/p-[0].parquet", "SELECT 2 AS uid")
 	write("hive/part=2/a.parquet", "SELECT 2 AS uid, 6 AS x")
 	for _, c := range []struct {
 		read, refused string // refused: the message names this, or "" for none
@@ -120,6 +124,10 @@ func TestCheckParquetFiles(t *testing.T) {
 		{"read_parquet('%s/text/map.parquet')", "map.parquet, one of whose text columns (nm) holds"},
 		{"read_parquet(['%[1]s/text/good.parquet', '%[1]s/text/plain.parquet'], union_by_name = true)", "plain.parquet, one of whose text columns (nm)"},
 		{"read_parquet('%s/text/good.parquet')", ""},
+		{"read_parquet('%s/hivebad/*/*.parquet', hive_partitioning = true)", ""},
+		{"read_parquet('%s/globs/p-*.parquet')", "p-[0].parquet, whose path holds a pattern character"},
+		{"read_parquet('%s/hivebad/*/*.parquet', hive_partitioning = true, hive_types = {'part': 'INTEGER'})", "a.parquet, one of whose values DuckDB fails to read"},
+		{"read_parquet('%s/blob/a.parquet', schema = MAP {1: {name: 'uid', type: 'BIGINT', default_value: NULL}})", "read_parquet's schema option"},
 		{"read_parquet('%s/other/ts.parquet')", "ts.parquet, one of whose values DuckDB fails to read"},
 		{"read_parquet('%s/other/zstd.parquet')", "zstd.parquet, one of whose values DuckDB fails to read"},
 		{"read_parquet('%s/other/wkb.parquet')", "wkb.parquet, one of whose values DuckDB fails to read"},
@@ -207,7 +215,7 @@ func TestFilesReadRecorded(t *testing.T) {
 	valuesRead.Lock()
 	valuesRead.m = nil
 	valuesRead.Unlock()
-	if err := db.Exec(ctx, "INSERT INTO dpsql.files_read VALUES ($1)", fileKey(bad)+"\x00nm\x00uid"); err != nil {
+	if err := db.Exec(ctx, "INSERT INTO dpsql.files_read VALUES ($1)", fileKey(bad)+"\x00nm\x00uid\x00"); err != nil {
 		t.Fatal(err)
 	}
 	if err := check(bad); err != nil {

@@ -316,3 +316,57 @@ func TestLeakParquetReaderOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestLeakParquetBloomFilter: DuckDB reads a column chunk's bloom filter only when a filter
+// pushed into the scan compares the column with a value the row group's minimum and maximum
+// do not rule out, as a join's dynamic filter does. A damaged filter in the row group of the
+// target (salary 6000, the maximum) and others (salary 0) failed a join on salary = 5000
+// only when the target's salary was at least 5000 (a third outside review, 2026-11-30). The
+// filters are now read when a file is checked, so both neighbours' queries are refused alike.
+func TestLeakParquetBloomFilter(t *testing.T) {
+	ctx := context.Background()
+	q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(salary CLAMPED BETWEEN 0 AND 1) AS n " +
+		"FROM v JOIN (SELECT CAST(5000 AS INTEGER) AS k UNION ALL SELECT CAST(5000 AS INTEGER)) AS t ON v.salary = t.k"
+	var outcomes []string
+	for _, salary := range []int{3000, 6000} {
+		who := fmt.Sprint("salary", salary)
+		session, _, dir, file := parquetSession(t, who, "SELECT CAST(i AS BIGINT) AS uid, CAST(i % 90 AS INTEGER) AS salary FROM range(100, 300) r(i)")
+		writer, err := dpsql.Open(ctx, dpsql.Config{Owner: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p1 := filepath.Join(dir, "p-1.parquet")
+		// The target, uid 7, and 98 others whose salary is 0, in one row group whose salary
+		// chunk DuckDB writes with a dictionary and a bloom filter.
+		if _, err := writer.Exec(ctx, fmt.Sprintf("COPY (SELECT CAST(i AS BIGINT) AS uid, CAST(CASE WHEN i = 7 THEN %d ELSE 0 END AS INTEGER) AS salary FROM range(1, 100) r(i)) TO '%s' (FORMAT parquet, COMPRESSION uncompressed)", salary, file("p-1.parquet"))); err != nil {
+			t.Fatal(err)
+		}
+		res, err := writer.Exec(ctx, fmt.Sprintf("SELECT bloom_filter_offset FROM parquet_metadata('%s') WHERE path_in_schema = 'salary'", file("p-1.parquet")))
+		writer.Close()
+		if err != nil || len(res[0].Rows) != 1 || res[0].Rows[0][0] == nil {
+			t.Fatalf("no bloom filter to damage: %v %v", res, err)
+		}
+		offset := res[0].Rows[0][0].(int64)
+		b, err := os.ReadFile(p1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(b[offset:offset+8], bytes.Repeat([]byte{0x0D}, 8))
+		if err := os.WriteFile(p1, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := session.Exec(ctx, q)
+		out := fmt.Sprint(err)
+		if err == nil {
+			out = fmt.Sprint(len(r[len(r)-1].Rows), " rows")
+		}
+		session.Close()
+		outcomes = append(outcomes, out)
+	}
+	if outcomes[0] != outcomes[1] || strings.Contains(outcomes[0], "2P003") || strings.Contains(outcomes[0], "charged") {
+		t.Errorf("the target's salary 3000 gave %s, 6000 gave %s", outcomes[0], outcomes[1])
+	}
+	if !strings.Contains(outcomes[0], "bloom filter of column salary") {
+		t.Errorf("a damaged bloom filter: %s", outcomes[0])
+	}
+}

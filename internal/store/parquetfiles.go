@@ -152,7 +152,7 @@ func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[
 }
 
 // fileKey identifies a local file's content for the caches of fileSchemas and
-// checkParquetValues: its path, size and modification time, and where the system has them its
+// checkParquetValues: its absolute path, size and modification time, and on Linux its device,
 // inode and change time (which no one sets: a file replaced or rewritten with the same size
 // and a modification time set back still changes); "" for a file that cannot be stat'ed or is
 // remote (never cached).
@@ -328,7 +328,7 @@ func checkParquetValues(ctx context.Context, q backend.Querier, view string, fil
 		sort.Strings(cols)
 		key := fileKey(f)
 		if key != "" {
-			key += "\x00" + strings.Join(cols, "\x00") + "\x00" + strings.Join(hiveSpec, ", ")
+			key = valuesCheckVersion + "\x00" + key + "\x00" + strings.Join(cols, "\x00") + "\x00" + strings.Join(hiveSpec, ", ")
 			if valuesRead.m[key] {
 				continue
 			}
@@ -380,6 +380,10 @@ func checkParquetValues(ctx context.Context, q backend.Querier, view string, fil
 	return nil
 }
 
+// valuesCheckVersion begins every key checkParquetValues records: a change to what it checks
+// changes it, so that files recorded by an earlier check are read again.
+const valuesCheckVersion = "values-2"
+
 // valuesRead holds the files checkParquetValues read in full (or found recorded), by fileKey
 // and columns.
 var valuesRead struct {
@@ -409,10 +413,13 @@ func checkBloomFilters(ctx context.Context, q backend.Querier, view, f string, o
 			continue // a nested column's leaf
 		}
 		v, ok := probeValue(own[strings.ToLower(col)])
-		if ok {
-			_, err = q.Query(ctx, "SELECT count(*) FROM parquet_bloom_probe("+lit+", "+ast.QuoteString(col)+", "+v+")")
+		if !ok {
+			// DuckDB probes no TIME WITH TIME ZONE filter ("unimplemented"), among others.
+			return parquetError(view, fmt.Sprintf("reads Parquet file %s, whose column %s (%s) has a bloom filter dpsql cannot read", filepath.Base(f), col, typeText(own[strings.ToLower(col)])),
+				"DuckDB reads a bloom filter only when a query compares the column with a value its row group's minimum and maximum do not rule out, and dpsql reads each file's filters before analysts query it; "+
+					"rewrite the file without bloom filters on that column, or with the column in another type")
 		}
-		if !ok || err != nil {
+		if _, err := q.Query(ctx, "SELECT count(*) FROM parquet_bloom_probe("+lit+", "+ast.QuoteString(col)+", "+v+")"); err != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("store: read private view %s's file %s: %w", view, filepath.Base(f), ctx.Err())
 			}
@@ -444,6 +451,8 @@ func probeValue(t any) (string, bool) {
 		return "CAST(TIMESTAMP '2000-01-01' AS " + id + ")", true
 	case "UUID":
 		return "CAST('00000000-0000-0000-0000-000000000000' AS UUID)", true
+	case "INTERVAL":
+		return "INTERVAL 0 DAY", true
 	}
 	return "", false
 }
@@ -481,7 +490,8 @@ func parquetError(view, what, why string) error {
 // of the private views among rels (those the query reads) that read some
 // (checkParquetFiles): files can join a view's glob after the session loaded its catalog (a
 // writer adds a file in which it widened a column), and a session of dpsql serve lasts. On
-// DuckDB only; it reads the files' footers, and the text of files it has not read before.
+// DuckDB only; it reads the files' footers, and every value of the files it has not read
+// before (checkParquetValues).
 func CheckPrivateViewFiles(ctx context.Context, q backend.Querier, rels []*catalog.Relation) error {
 	if dialectOf(q) != backend.DuckDB {
 		return nil

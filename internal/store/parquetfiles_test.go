@@ -95,6 +95,14 @@ func TestCheckParquetFiles(t *testing.T) {
 	write("hive/part=1/a.parquet", "SELECT 1 AS uid, 5 AS x")
 	write("hivebad/part=1/a.parquet", "SELECT 1 AS uid, 5 AS x")
 	write("hivebad/part=seven/a.parquet", "SELECT 7 AS uid, 6 AS x")
+	// DuckDB writes bloom filters for dictionary-encoded columns of most types: each must
+	// be probed (checkBloomFilters), and a valid file accepted.
+	write("bloom/all.parquet", `SELECT i AS uid, i % 3 AS a, CAST(i % 3 AS TINYINT) AS b, CAST(i % 3 AS UTINYINT) AS c,
+		CAST(i % 3 AS HUGEINT) AS d, CAST(i % 3 AS FLOAT) AS f, CAST(i % 3 AS DECIMAL(9,2)) AS g, INTERVAL (i % 3) DAY AS iv,
+		DATE '2020-01-01' + CAST(i % 3 AS INTEGER) AS dt, TIME '01:00:00' + INTERVAL (i % 3) MINUTE AS tm,
+		TIMESTAMP '2020-01-01' + INTERVAL (i % 3) MINUTE AS ts, CAST(TIMESTAMP '2020-01-01' + INTERVAL (i % 3) MINUTE AS TIMESTAMPTZ) AS tz,
+		CAST(TIMESTAMP '2020-01-01' + INTERVAL (i % 3) MINUTE AS TIMESTAMP_NS) AS tns, CAST('00000000-0000-0000-0000-00000000000' || (i % 3) AS UUID) AS u,
+		CAST('x' || (i % 3) AS BLOB) AS bl, 'c' || (i % 3) AS s FROM range(1000) r(i)`)
 	write("globs/p-0.parquet", "SELECT 1 AS uid")
 	write("globs/p-[0].parquet", "SELECT 2 AS uid")
 	write("hive/part=2/a.parquet", "SELECT 2 AS uid, 6 AS x")
@@ -125,6 +133,7 @@ func TestCheckParquetFiles(t *testing.T) {
 		{"read_parquet(['%[1]s/text/good.parquet', '%[1]s/text/plain.parquet'], union_by_name = true)", "plain.parquet, one of whose text columns (nm)"},
 		{"read_parquet('%s/text/good.parquet')", ""},
 		{"read_parquet('%s/hivebad/*/*.parquet', hive_partitioning = true)", ""},
+		{"read_parquet('%s/bloom/all.parquet')", ""},
 		{"read_parquet('%s/globs/p-*.parquet')", "p-[0].parquet, whose path holds a pattern character"},
 		{"read_parquet('%s/hivebad/*/*.parquet', hive_partitioning = true, hive_types = {'part': 'INTEGER'})", "a.parquet, one of whose values DuckDB fails to read"},
 		{"read_parquet('%s/blob/a.parquet', schema = MAP {1: {name: 'uid', type: 'BIGINT', default_value: NULL}})", "read_parquet's schema option"},
@@ -215,7 +224,7 @@ func TestFilesReadRecorded(t *testing.T) {
 	valuesRead.Lock()
 	valuesRead.m = nil
 	valuesRead.Unlock()
-	if err := db.Exec(ctx, "INSERT INTO dpsql.files_read VALUES ($1)", fileKey(bad)+"\x00nm\x00uid\x00"); err != nil {
+	if err := db.Exec(ctx, "INSERT INTO dpsql.files_read VALUES ($1)", valuesCheckVersion+"\x00"+fileKey(bad)+"\x00nm\x00uid\x00"); err != nil {
 		t.Fatal(err)
 	}
 	if err := check(bad); err != nil {

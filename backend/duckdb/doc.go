@@ -17,7 +17,7 @@
 //	SET autoload_known_extensions = false
 //	SET allow_community_extensions = false
 //	SET enable_external_access = false   -- no file, network, ATTACH, COPY, INSTALL/LOAD, getenv
-//	SET disabled_optimizers = 'statistics_propagation'
+//	SET disabled_optimizers = 'statistics_propagation,join_filter_pushdown'
 //	SET lock_configuration = true        -- and no SET/RESET can undo any of it
 //
 // Statistics propagation is off because DuckDB's optimizer evaluates functions over each
@@ -25,6 +25,10 @@
 // selects: date_trunc, epoch_us and epoch_ns raise there when one stored date lies beyond their
 // range, so a query would fail only when that person's row exists. Owner mode keeps it (the
 // owner's data is the owner's); the stage SQL costs the same without it (docs/benchmarks.md).
+// Join filter pushdown is off because a join's dynamic filter, pushed into a Parquet scan,
+// makes the reader read a row group's bloom filter only when the group's minimum and maximum
+// do not rule the join's values out: a damaged filter failed a join only when one person's
+// value, the group's maximum, exceeded the value joined (an outside review, 2026-11-30).
 //
 // Query and Exec then accept only text that DuckDB's parser reads as exactly one SELECT
 // statement (so "COMMIT; CREATE TABLE ..." cannot end the transaction below), and run it inside

@@ -321,8 +321,10 @@ func TestLeakParquetReaderOptions(t *testing.T) {
 // pushed into the scan compares the column with a value the row group's minimum and maximum
 // do not rule out, as a join's dynamic filter does. A damaged filter in the row group of the
 // target (salary 6000, the maximum) and others (salary 0) failed a join on salary = 5000
-// only when the target's salary was at least 5000 (a third outside review, 2026-11-30). The
-// filters are now read when a file is checked, so both neighbours' queries are refused alike.
+// only when the target's salary was at least 5000 (a third outside review, 2026-11-30; a
+// fourth found that probing each file's filters by column name reads another column's chunk
+// after a struct). Analysts' sessions now run without DuckDB's join filter pushdown, so no
+// query of theirs makes the reader read a bloom filter: both neighbours answer alike.
 func TestLeakParquetBloomFilter(t *testing.T) {
 	ctx := context.Background()
 	q := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(salary CLAMPED BETWEEN 0 AND 1) AS n " +
@@ -365,8 +367,5 @@ func TestLeakParquetBloomFilter(t *testing.T) {
 	}
 	if outcomes[0] != outcomes[1] || strings.Contains(outcomes[0], "2P003") || strings.Contains(outcomes[0], "charged") {
 		t.Errorf("the target's salary 3000 gave %s, 6000 gave %s", outcomes[0], outcomes[1])
-	}
-	if !strings.Contains(outcomes[0], "bloom filter of column salary") {
-		t.Errorf("a damaged bloom filter: %s", outcomes[0])
 	}
 }

@@ -361,9 +361,6 @@ func checkParquetValues(ctx context.Context, q backend.Querier, view string, fil
 			return parquetError(view, what,
 				"DuckDB fails on such a value as it reads it, only for the rows an analyst's WHERE keeps, so whether a query fails would tell whether they include that value's row")
 		}
-		if err := checkBloomFilters(ctx, q, view, p.file, p.own); err != nil {
-			return err
-		}
 		if p.key != "" {
 			read = append(read, p.key)
 		}
@@ -389,72 +386,6 @@ const valuesCheckVersion = "values-2"
 var valuesRead struct {
 	sync.Mutex
 	m map[string]bool
-}
-
-// checkBloomFilters refuses a file whose bloom filters DuckDB fails to read. DuckDB reads a
-// column chunk's bloom filter only when a filter pushed into the scan compares the column
-// with a value its statistics cannot rule out (a join's dynamic filter does: JOIN on
-// v.salary = 5000), so a damaged filter in the row group of the target, whose salary is its
-// maximum, failed only the queries comparing with a value below it: the target's salary by
-// bisection (a third outside review, 2026-11-30). A full read never reads them; a probe of
-// each column that has one does, in every row group, whatever the value. Columns nested in a
-// struct or list cannot be probed, and analysts cannot compare them in a way DuckDB pushes
-// into the scan (a struct's fields are not read by name): they are not checked.
-func checkBloomFilters(ctx context.Context, q backend.Querier, view, f string, own map[string]any) error {
-	lit := "'" + strings.ReplaceAll(f, "'", "''") + "'"
-	rows, err := q.Query(ctx, "SELECT DISTINCT path_in_schema FROM parquet_metadata("+lit+") WHERE bloom_filter_offset IS NOT NULL")
-	if err != nil {
-		return parquetError(view, fmt.Sprintf("reads Parquet file %s, whose metadata DuckDB fails to read", filepath.Base(f)),
-			"DuckDB reads parts of it only for some queries")
-	}
-	for _, r := range rows.Values {
-		col := asString(r[0])
-		if strings.Contains(col, ", ") {
-			continue // a nested column's leaf
-		}
-		v, ok := probeValue(own[strings.ToLower(col)])
-		if !ok {
-			// DuckDB probes no TIME WITH TIME ZONE filter ("unimplemented"), among others.
-			return parquetError(view, fmt.Sprintf("reads Parquet file %s, whose column %s (%s) has a bloom filter dpsql cannot read", filepath.Base(f), col, typeText(own[strings.ToLower(col)])),
-				"DuckDB reads a bloom filter only when a query compares the column with a value its row group's minimum and maximum do not rule out, and dpsql reads each file's filters before analysts query it; "+
-					"rewrite the file without bloom filters on that column, or with the column in another type")
-		}
-		if _, err := q.Query(ctx, "SELECT count(*) FROM parquet_bloom_probe("+lit+", "+ast.QuoteString(col)+", "+v+")"); err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("store: read private view %s's file %s: %w", view, filepath.Base(f), ctx.Err())
-			}
-			return parquetError(view, fmt.Sprintf("reads Parquet file %s, whose bloom filter of column %s DuckDB fails to read", filepath.Base(f), col),
-				"DuckDB reads a bloom filter only when a query compares the column with a value its row group's minimum and maximum do not rule out, so whether a query fails would tell about the row holding that minimum or maximum; "+
-					"rewrite the file without it (DuckDB's COPY ... TO writes valid ones)")
-		}
-	}
-	return nil
-}
-
-// probeValue is a constant of a column's type, for parquet_bloom_probe (the value does not
-// matter: reading the filters does).
-func probeValue(t any) (string, bool) {
-	switch id := typeID(t); id {
-	case "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL":
-		return "0", true
-	case "VARCHAR":
-		return "''", true
-	case "BLOB":
-		return "CAST('' AS BLOB)", true
-	case "BOOLEAN":
-		return "false", true
-	case "DATE":
-		return "DATE '2000-01-01'", true
-	case "TIME":
-		return "TIME '00:00:00'", true
-	case "TIMESTAMP", "TIMESTAMP_MS", "TIMESTAMP_NS", "TIMESTAMP_S", "TIMESTAMP WITH TIME ZONE":
-		return "CAST(TIMESTAMP '2000-01-01' AS " + id + ")", true
-	case "UUID":
-		return "CAST('00000000-0000-0000-0000-000000000000' AS UUID)", true
-	case "INTERVAL":
-		return "INTERVAL 0 DAY", true
-	}
-	return "", false
 }
 
 // readAllSQL is a query that reads every value of the columns cols of Parquet file f, with no

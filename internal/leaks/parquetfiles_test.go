@@ -87,12 +87,7 @@ func TestLeakParquetFilesOfTwoTypes(t *testing.T) {
 		analyst := reopenAsAnalyst(t, owner, dsn)
 		for _, q := range queries {
 			q = fmt.Sprintf(q, "v")
-			res, err := analyst.Exec(ctx, q)
-			out := fmt.Sprint(err)
-			if err == nil {
-				out = fmt.Sprint(len(res[len(res)-1].Rows), " rows")
-			}
-			outcomes[q] = append(outcomes[q], out)
+			outcomes[q] = append(outcomes[q], ended(analyst, q))
 		}
 	}
 	for q, o := range outcomes {
@@ -202,11 +197,7 @@ func TestLeakParquetValuesUnreadable(t *testing.T) {
 			}
 			var outcomes []string
 			for _, q := range queries {
-				res, err := session.Exec(ctx, q)
-				out := fmt.Sprint(err)
-				if err == nil {
-					out = fmt.Sprint(len(res[len(res)-1].Rows), " rows")
-				}
+				out := ended(session, q)
 				if strings.Contains(out, "MARK") || strings.Contains(out, "Timestamp") {
 					t.Errorf("%s (%s): the error shows the value: %s", q, who, out)
 				}
@@ -300,12 +291,7 @@ func TestLeakParquetReaderOptions(t *testing.T) {
 		}
 		var outcomes []string
 		for _, q := range queries {
-			res, err := session.Exec(ctx, q)
-			out := fmt.Sprint(err)
-			if err == nil {
-				out = fmt.Sprint(len(res[len(res)-1].Rows), " rows")
-			}
-			outcomes = append(outcomes, out)
+			outcomes = append(outcomes, ended(session, q))
 		}
 		session.Close()
 		if outcomes[0] != outcomes[1] || strings.Contains(outcomes[0], "2P003") || strings.Contains(outcomes[0], "charged") {
@@ -357,15 +343,19 @@ func TestLeakParquetBloomFilter(t *testing.T) {
 		if err := os.WriteFile(p1, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, err := session.Exec(ctx, q)
-		out := fmt.Sprint(err)
-		if err == nil {
-			out = fmt.Sprint(len(r[len(r)-1].Rows), " rows")
-		}
+		outcomes = append(outcomes, ended(session, q))
 		session.Close()
-		outcomes = append(outcomes, out)
 	}
 	if outcomes[0] != outcomes[1] || strings.Contains(outcomes[0], "2P003") || strings.Contains(outcomes[0], "charged") {
 		t.Errorf("the target's salary 3000 gave %s, 6000 gave %s", outcomes[0], outcomes[1])
 	}
+}
+
+// ended is how query q ended in session db: its error, or the number of rows it released.
+func ended(db *dpsql.DB, q string) string {
+	res, err := db.Exec(context.Background(), q)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprint(len(res[len(res)-1].Rows), " rows")
 }

@@ -22,8 +22,8 @@ var filesReadStmts = []string{
 // filesRead returns which of keys dpsql.files_read records. It asks only a whole database (in
 // a transaction a failed statement would end it): inside one, and on any error, none.
 func filesRead(ctx context.Context, q backend.Querier, keys []string) map[string]bool {
-	b, ok := q.(backend.Backend)
-	if !ok || len(keys) == 0 || b.Dialect() != backend.DuckDB {
+	b, ok := wholeDuckDB(q)
+	if !ok || len(keys) == 0 {
 		return nil
 	}
 	params := make([]string, len(keys))
@@ -46,8 +46,8 @@ func filesRead(ctx context.Context, q backend.Querier, keys []string) map[string
 // recordFilesRead adds keys to dpsql.files_read, when q is a whole DuckDB database; it ignores
 // failures (a read-only file, a table an earlier dpsql did not create).
 func recordFilesRead(ctx context.Context, q backend.Querier, keys []string) {
-	b, ok := q.(backend.Backend)
-	if !ok || len(keys) == 0 || b.Dialect() != backend.DuckDB {
+	b, ok := wholeDuckDB(q)
+	if !ok || len(keys) == 0 {
 		return
 	}
 	_ = b.Tx(ctx, func(tx backend.Querier) error {
@@ -58,4 +58,10 @@ func recordFilesRead(ctx context.Context, q backend.Querier, keys []string) {
 		}
 		return nil
 	})
+}
+
+// wholeDuckDB returns q as a DuckDB database when it is one, rather than a transaction.
+func wholeDuckDB(q backend.Querier) (backend.Backend, bool) {
+	b, ok := q.(backend.Backend)
+	return b, ok && b.Dialect() == backend.DuckDB
 }

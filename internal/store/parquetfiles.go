@@ -92,8 +92,9 @@ func parquetScans(root any) []parquetScan {
 // DuckDB's bound plan of a read of that file alone (hive partition columns, which come from
 // the file's path, not its rows, are not the file's), in one statement for the files whose
 // schema is not cached. A local file's schema is cached by its path, size and modification
-// time, so that the check before every query binds only new or changed files.
-func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[string]any, error) {
+// time, so that the check before every query binds only new or changed files. It returns the
+// files' keys too (fileKey), for checkParquetValues.
+func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[string]any, []string, error) {
 	out := make([]map[string]any, len(files))
 	keys := make([]string, len(files))
 	var missing []int
@@ -112,7 +113,7 @@ func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[
 	}
 	schemaCache.Unlock()
 	if len(missing) == 0 {
-		return out, nil
+		return out, keys, nil
 	}
 	queries := make([]string, len(missing))
 	for k, i := range missing {
@@ -120,7 +121,7 @@ func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[
 	}
 	plans, err := serializePlans(ctx, q, queries)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	schemaCache.Lock()
 	defer schemaCache.Unlock()
@@ -130,11 +131,11 @@ func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[
 	for k, i := range missing {
 		root, err := decodePlan(plans[k])
 		if err != nil {
-			return nil, fmt.Errorf("the schema of %s: %w", files[i], err)
+			return nil, nil, fmt.Errorf("the schema of %s: %w", files[i], err)
 		}
 		scans := parquetScans(root)
 		if len(scans) != 1 {
-			return nil, fmt.Errorf("the schema of %s: %d scans", files[i], len(scans))
+			return nil, nil, fmt.Errorf("the schema of %s: %d scans", files[i], len(scans))
 		}
 		cols := map[string]any{}
 		for j, n := range scans[0].names {
@@ -148,7 +149,7 @@ func fileSchemas(ctx context.Context, q backend.Querier, files []string) ([]map[
 			schemaCache.m[keys[i]] = cols
 		}
 	}
-	return out, nil
+	return out, keys, nil
 }
 
 // fileKey identifies a local file's content for the caches of fileSchemas and
@@ -243,11 +244,11 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 					"dpsql reads each file of a private view on its own before analysts query it (a value DuckDB fails to read would fail only the queries whose WHERE keeps its row)")
 			}
 		}
-		own, err := fileSchemas(ctx, q, s.files)
+		own, keys, err := fileSchemas(ctx, q, s.files)
 		if err != nil {
 			return fmt.Errorf("store: read the schemas of private view %s's files: %w", view, err)
 		}
-		if err := checkParquetValues(ctx, q, view, s.files, own, s.hiveTypes); err != nil {
+		if err := checkParquetValues(ctx, q, view, s.files, keys, own, s.hiveTypes); err != nil {
 			return err
 		}
 		inSome := map[string]bool{}
@@ -290,12 +291,12 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 // file of the view holds such a value: the same for every query, whatever it asks.
 
 // checkParquetValues refuses private view view when DuckDB fails to read some value of one of
-// files (own: each file's columns, fileSchemas). A file is read once per content, one
-// statement per file (which the message names): a key of its path, size, modification and
-// change times, inode and columns is remembered in the process (valuesRead) and, when q is a
+// files (own: each file's columns, fileKeys: their keys; both from fileSchemas). A file is
+// read once per content, one statement per file (which the message names): its key with the
+// columns and partition types is remembered in the process (valuesRead) and, when q is a
 // whole database rather than a transaction, in dpsql.files_read (filesread.go), so that the
 // next dpsql command does not read it again.
-func checkParquetValues(ctx context.Context, q backend.Querier, view string, files []string, own []map[string]any, hive map[string]any) error {
+func checkParquetValues(ctx context.Context, q backend.Querier, view string, files, fileKeys []string, own []map[string]any, hive map[string]any) error {
 	// Hive partition values come from each file's path and are converted to the scan's
 	// types only for the files a query reads (grp=seventy under hive_types = {'grp':
 	// INTEGER}, a path per person: an outside review, 2026-11-30), so each file is read
@@ -326,7 +327,7 @@ func checkParquetValues(ctx context.Context, q backend.Querier, view string, fil
 			continue
 		}
 		sort.Strings(cols)
-		key := fileKey(f)
+		key := fileKeys[i]
 		if key != "" {
 			key = valuesCheckVersion + "\x00" + key + "\x00" + strings.Join(cols, "\x00") + "\x00" + strings.Join(hiveSpec, ", ")
 			if valuesRead.m[key] {
@@ -467,7 +468,7 @@ func ParquetSchemaDifference(ctx context.Context, q backend.Querier, files []str
 	if len(files) < 2 {
 		return "", nil
 	}
-	own, err := fileSchemas(ctx, q, files)
+	own, _, err := fileSchemas(ctx, q, files)
 	if err != nil {
 		return "", err
 	}

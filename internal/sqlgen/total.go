@@ -22,9 +22,10 @@ import (
 // On DuckDB every expression that can fail at run time (arithmetic, comparisons, casts,
 // scalar function calls, BETWEEN, IN, LIKE, EXTRACT) is wrapped in TRY(...), which yields
 // NULL for the rows where it fails, and casts become TRY(TRY_CAST(...)). A comparison of two columns
-// (a join condition) is printed bare only when both have the same type, which DuckDB folds
-// at bind time: CASE WHEN typeof(a) = typeof(b) THEN a = b ELSE TRY(a = b) END, so hash
-// joins stay possible and an implicit cast (text compared with a number) cannot fail. A
+// (a join condition) is printed outside TRY only when both have the same type, which DuckDB
+// folds at bind time: CASE WHEN typeof(a) = typeof(b) THEN TRY(a) = TRY(b) ELSE TRY(a = b)
+// END, so hash joins stay possible, an implicit cast (text compared with a number) cannot
+// fail, and no side folds into a constant filter pushed into a scan. A
 // value in a boolean position (WHERE, ON, HAVING, QUALIFY, FILTER, CASE WHEN, NOT, AND, OR,
 // IS TRUE) that is not a boolean expression is printed as TRY_CAST(x AS BOOLEAN), and
 // CASE x WHEN v is printed as CASE WHEN x = v, a guarded comparison.
@@ -158,12 +159,25 @@ func printDuckDB(p *ast.Printer, n ast.Node, base func(*ast.Printer, ast.Node) b
 		return true
 	case *ast.Binary:
 		if isComparison(x.Op) && isColumn(x.L) && isColumn(x.R) {
+			// Each side is read as TRY(column), which cannot fail and which the optimizer
+			// neither removes nor reads as the bare column: a comparison whose other side
+			// is a constant (a subquery's CAST(5000 AS INT), a parameter) would otherwise
+			// fold into column = 5000 and be pushed into a Parquet scan as a constant
+			// filter, which reads the bloom filter of each row group whose minimum and
+			// maximum admit 5000; a damaged filter then failed the query only when the
+			// target's value made the group admit it (an outside review). Pushed as
+			// TRY(column) = 5000, the filter is evaluated on the rows alone. Joins on
+			// TRY(a) = TRY(b) stay hash joins.
 			p.WriteString("CASE WHEN typeof(")
 			p.Print(x.L)
 			p.WriteString(") = typeof(")
 			p.Print(x.R)
 			p.WriteString(") THEN ")
-			p.Default(x)
+			p.WriteString("TRY(")
+			p.Print(x.L)
+			p.WriteString(") " + x.Op + " TRY(")
+			p.Print(x.R)
+			p.WriteString(")")
 			p.WriteString(" ELSE TRY(")
 			p.Default(x)
 			p.WriteString(") END")

@@ -16,6 +16,7 @@ import (
 	duckdbdrv "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/duckfn"
 	"github.com/dpsql/dpsql/internal/limits"
 	"github.com/dpsql/dpsql/sqlerr"
 )
@@ -148,7 +149,7 @@ func inUse(path string, err error) error {
 var setupMu sync.Mutex
 
 // analystDisabledOptimizers are the optimizers analyst sessions run without: see setup.
-const analystDisabledOptimizers = "statistics_propagation,join_filter_pushdown"
+const analystDisabledOptimizers = duckfn.AnalystDisabledOptimizers
 
 func (d *DB) setup(ctx context.Context, opts Options) error {
 	locked, err := d.settingBool(ctx, "lock_configuration")
@@ -176,9 +177,21 @@ func (d *DB) setup(ctx context.Context, opts Options) error {
 				return fmt.Errorf("duckdb: the database's configuration is locked with the optimizer %s enabled; cannot lock it down", o)
 			}
 		}
+		cached, err := d.settingBool(ctx, "enable_external_file_cache")
+		if err != nil {
+			return err
+		}
+		if cached {
+			return errors.New("duckdb: the database's configuration is locked with the external file cache enabled; cannot lock it down")
+		}
 		return nil
 	}
-	var stmts []string
+	// DuckDB keeps the blocks of files it read in memory (its external file cache) and
+	// trusts them while a file's modification time, to the second, is unchanged: a Parquet
+	// file rewritten within the second it was read was then checked from its old blocks
+	// (store's read of every value, and of a view whole), and recorded as sound for every
+	// later process, while other processes read the new ones. dpsql reads files as they are.
+	stmts := []string{"SET enable_external_file_cache = false"}
 	if opts.Threads > 0 {
 		stmts = append(stmts, "SET threads = "+strconv.Itoa(opts.Threads))
 	}
@@ -217,13 +230,11 @@ func (d *DB) setup(ctx context.Context, opts Options) error {
 			// filters of the row groups whose minimum and maximum do not rule the join's
 			// values out: a damaged filter failed a join only when the target's value, the
 			// group's maximum, exceeded the joined one (TestLeakParquetBloomFilter); the
-			// analysts' own comparisons are printed inside TRY, which DuckDB pushes nowhere.
+			// analysts' own comparisons are printed inside TRY, which DuckDB pushes into a
+			// scan only as an expression it evaluates on the rows.
 			"SET disabled_optimizers = "+quote(analystDisabledOptimizers),
 			"SET lock_configuration = true",
 		)
-	}
-	if len(stmts) == 0 {
-		return nil
 	}
 	// One text, one round trip: the driver runs its statements in order and stops at the
 	// first that fails (lock_configuration, last, then never runs). They are dpsql's own, with

@@ -385,3 +385,83 @@ func ended(db *dpsql.DB, q string, args ...any) string {
 	}
 	return fmt.Sprint(len(res[len(res)-1].Rows), " rows")
 }
+
+// TestLeakParquetViewFilterBloom: a private view's own constant filter (WHERE grade = 3) is
+// pushed into its Parquet scan, and DuckDB then reads the bloom filter of each row group whose
+// minimum and maximum admit 3, which the read of every value does not. With a damaged filter
+// in the last file, an analyst decided whether the scan reached it: a join whose other side
+// keeps a row only when the target's salary is at least 1000 skips its scan when that side is
+// empty, so the query failed (charged) exactly when the target's salary was at least 1000
+// (an outside review, 2026-11-30). Or the target's own value decided it: a grade of 9 made
+// the damaged group admit 7. Such a view is now read whole when its files change, and refused
+// when that read fails: the same answer for every query, before any charge.
+func TestLeakParquetViewFilterBloom(t *testing.T) {
+	ctx := context.Background()
+	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(1 CLAMPED BETWEEN 0 AND 1) AS n "
+	// neighbours builds four files of 100 rows (uid 7 in the first, with salary and grade
+	// as given), views w (every row) and v (filter), opens an analyst's session, then damages
+	// the bloom filter of grade in file damaged, and returns how each query ended.
+	neighbours := func(who string, salary, grade int, filter string, damaged int, queries []string) []string {
+		db, dsn := ownerFile(t, who+".duckdb")
+		dir := filepath.Join(filepath.Dir(dsn), "files")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		file := func(i int) string { return filepath.Join(dir, fmt.Sprintf("p-%d.parquet", i)) }
+		for i := 0; i < 4; i++ {
+			if _, err := db.Exec(ctx, fmt.Sprintf(`COPY (SELECT CAST(i AS BIGINT) AS uid, CAST(CASE WHEN i = 7 THEN %d ELSE i %% 5 END AS BIGINT) AS grade,
+					CAST(CASE WHEN i = 7 THEN %d ELSE i * 37 %% 1000 END AS BIGINT) AS salary FROM range(%d, %d) r(i) ORDER BY i) TO '%s' (FORMAT parquet)`,
+				grade, salary, i*100, i*100+100, file(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		glob := filepath.Join(dir, "p-*.parquet")
+		if _, err := db.Exec(ctx, fmt.Sprintf(`SET BUDGET UNLIMITED;
+			CREATE VIEW w OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM read_parquet('%s');
+			CREATE VIEW v OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM read_parquet('%s') WHERE %s`, glob, glob, filter)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := db.Exec(ctx, fmt.Sprintf("SELECT bloom_filter_offset, bloom_filter_length FROM parquet_metadata('%s') WHERE path_in_schema = 'grade'", file(damaged)))
+		if err != nil || len(res[0].Rows) != 1 || res[0].Rows[0][0] == nil {
+			t.Fatalf("no bloom filter to damage: %v %v", res, err)
+		}
+		db.Close()
+		session, err := dpsql.Open(ctx, dpsql.Config{Database: dsn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer session.Close()
+		offset, length := res[0].Rows[0][0].(int64), res[0].Rows[0][1].(int64)
+		b, err := os.ReadFile(file(damaged))
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(b[offset:offset+length], bytes.Repeat([]byte{0xFF}, int(length)))
+		if err := os.WriteFile(file(damaged), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, q := range queries {
+			out = append(out, ended(session, q))
+		}
+		return out
+	}
+	// Steered by the analyst: the same query, the target's salary 5000 or 10.
+	q := opts + "FROM v AS a JOIN w AS b USING (uid) WHERE b.uid = 7 AND b.salary >= 1000"
+	high := neighbours("salary5000", 5000, 2, "grade = 3", 3, []string{q})
+	low := neighbours("salary10", 10, 2, "grade = 3", 3, []string{q})
+	if high[0] != low[0] || !strings.Contains(high[0], "private-views-total") {
+		t.Errorf("the target's salary 5000 gave %s, 10 gave %s", high[0], low[0])
+	}
+	// Decided by the target's value: whatever the query, one answer per neighbour, never a
+	// charged failure.
+	queries := []string{opts + "FROM v", opts + "FROM v WHERE uid = 7", opts + "FROM w AS b JOIN v AS a USING (uid) WHERE b.salary > 500"}
+	for _, grade := range []int{9, 2} {
+		got := neighbours(fmt.Sprint("grade", grade), 10, grade, "grade = 7", 0, queries)
+		for i, o := range got {
+			if o != got[0] || strings.Contains(o, "2P003") || strings.Contains(o, "charged") {
+				t.Errorf("grade %d: %s gave %s, %s gave %s", grade, queries[0], got[0], queries[i], o)
+			}
+		}
+	}
+}

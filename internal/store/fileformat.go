@@ -61,7 +61,7 @@ func checkPrivatePlans(ctx context.Context, q backend.Querier, rels ...*table) e
 			return storedFloatsError(r.name, "a plan dpsql cannot read ("+err.Error()+")")
 		}
 		r.parquet = len(parquetScans(roots[i])) > 0
-		if err := checkParquetFiles(ctx, q, r.name, roots[i]); err != nil {
+		if err := checkParquetFiles(ctx, q, r.name, r.ref, roots[i]); err != nil {
 			return err
 		}
 		if err := planShowsFloatSigns(r.name, roots[i]); err != nil {

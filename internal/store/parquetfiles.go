@@ -2,10 +2,14 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +17,7 @@ import (
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/catalog"
+	"github.com/dpsql/dpsql/internal/duckfn"
 	"github.com/dpsql/dpsql/sqlerr"
 )
 
@@ -219,8 +224,10 @@ func asList(v any) []any {
 // checkParquetFiles refuses private view view when one of the files its plan reads through
 // read_parquet stores a column in a type that the view's type cannot take without a possible
 // failure, or lacks a column other files have.
-func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root any) error {
-	for _, s := range parquetScans(root) {
+func checkParquetFiles(ctx context.Context, q backend.Querier, view, ref string, root any) error {
+	scans := parquetScans(root)
+	var allKeys []string
+	for _, s := range scans {
 		if s.binaryAsText {
 			// The reader checks that each value is UTF-8 as it reads it, on the rows an
 			// analyst's WHERE keeps (a second review).
@@ -251,6 +258,7 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 		if err := checkParquetValues(ctx, q, view, s.files, keys, own, s.hiveTypes); err != nil {
 			return err
 		}
+		allKeys = append(allKeys, keys...)
 		inSome := map[string]bool{}
 		for _, cols := range own {
 			for n := range cols {
@@ -272,7 +280,116 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view string, root
 			}
 		}
 	}
+	if len(scans) == 0 {
+		return nil
+	}
+	return checkViewReadWhole(ctx, q, view, ref, root, allKeys)
+}
+
+// What a private view's own filters make DuckDB read.
+//
+// A filter of the view's own (WHERE grade = 3) is pushed into its Parquet scan as a constant
+// filter, and the reader then reads, for each row group whose minimum and maximum admit 3, the
+// column's bloom filter, which checkParquetValues does not read. A damaged bloom filter then
+// failed exactly the queries whose scan reached its row group: an analyst decided that through
+// the rows (a join whose other side is empty unless the target's salary is at least 1000
+// skips its scan; a hive partition value prunes files), or the target's value decided it (a
+// grade of 9 made the group's maximum admit 7): an outside review, 2026-11-30. Analysts'
+// queries push no such filter (their comparisons are computed inside TRY, DuckDB's join
+// filter pushdown is off for them), and skipping row groups or files only reads less; so a
+// query reads no piece of metadata that reading the view whole does not. A view whose plan
+// filters or joins (more than scans and projections) is therefore read whole once, with the
+// analysts' optimizers, when it is declared and whenever one of its files is new or changed
+// (checkViewReadWhole), and refused when that read fails: one fixed answer about the files,
+// the same for every query.
+
+// checkViewReadWhole refuses private view view (ref its quoted name, root its decoded plan)
+// when DuckDB fails to read it whole, which it does once for the view's plan and files
+// (fileKeys, from fileSchemas), recorded like checkParquetValues' reads.
+func checkViewReadWhole(ctx context.Context, q backend.Querier, view, ref string, root any, fileKeys []string) error {
+	if !filtersRows(root) {
+		return nil
+	}
+	plan, _ := json.Marshal(root)
+	sum := sha256.Sum256(plan)
+	sorted := append([]string(nil), fileKeys...)
+	sort.Strings(sorted)
+	key := viewReadVersion + "\x00" + hex.EncodeToString(sum[:]) + "\x00" + strings.Join(sorted, "\x00")
+	var keys []string
+	if !slices.Contains(fileKeys, "") {
+		keys = []string{key}
+	}
+	valuesRead.Lock()
+	done := valuesRead.m[key]
+	valuesRead.Unlock()
+	if done || len(keys) == 1 && filesRead(ctx, q, keys)[key] {
+		return nil
+	}
+	err := withAnalystOptimizers(ctx, q, func() error {
+		_, err := q.Query(ctx, "SELECT count(*) FROM "+ref)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("store: read private view %s: %w", view, ctx.Err())
+		}
+		// DuckDB's message can show a value: never passed on.
+		return sqlerr.Privacy(sqlerr.Pos{}, RuleTotalViews,
+			fmt.Sprintf("private view %s cannot be read whole: DuckDB fails on its Parquet files when the view's own filters are applied (a damaged bloom filter or page it then reads, or a value its SQL fails on); the rows an analyst's query reaches decide whether DuckDB reads that part of a file, so whether a query fails would depend on one person's data", view),
+			"the data owner rewrites the damaged files (COPY (SELECT * FROM read_parquet('f.parquet')) TO 'g.parquet'), or filters in the view with TRY(column) = value, which DuckDB evaluates on the rows alone (docs/privacy-rules.md)")
+	}
+	recordFilesRead(ctx, q, keys)
+	valuesRead.Lock()
+	defer valuesRead.Unlock()
+	if valuesRead.m == nil || len(valuesRead.m) > maxCachedSchemas {
+		valuesRead.m = map[string]bool{}
+	}
+	valuesRead.m[key] = true
 	return nil
+}
+
+// viewReadVersion begins the keys checkViewReadWhole records (see valuesCheckVersion).
+const viewReadVersion = "view-read-1"
+
+// filtersRows reports whether a decoded plan does more than scan and project: a filter, a
+// join, an aggregate, a limit, anything DuckDB could push into a scan.
+func filtersRows(root any) bool {
+	found := false
+	eachNode(root, func(x map[string]any) {
+		t, _ := x["type"].(string)
+		if strings.HasPrefix(t, "LOGICAL_") && t != "LOGICAL_GET" && t != "LOGICAL_PROJECTION" {
+			found = true
+		}
+	})
+	return found
+}
+
+// withAnalystOptimizers runs f with DuckDB's optimizers set as in analysts' sessions
+// (duckfn.AnalystDisabledOptimizers), restoring the session's own after.
+func withAnalystOptimizers(ctx context.Context, q backend.Querier, f func() error) error {
+	rows, err := q.Query(ctx, "SELECT current_setting('disabled_optimizers')")
+	if err != nil || len(rows.Values) != 1 {
+		return fmt.Errorf("store: read disabled_optimizers: %w", err)
+	}
+	had := asString(rows.Values[0][0])
+	want := strings.Split(had, ",")
+	for _, o := range strings.Split(duckfn.AnalystDisabledOptimizers, ",") {
+		if !slices.Contains(want, o) {
+			want = append(want, o)
+		}
+	}
+	set := strings.Trim(strings.Join(want, ","), ",")
+	if set == had {
+		return f()
+	}
+	if err := q.Exec(ctx, "SET disabled_optimizers = "+ast.QuoteString(set)); err != nil {
+		return err
+	}
+	ferr := f()
+	if err := q.Exec(ctx, "SET disabled_optimizers = "+ast.QuoteString(had)); err != nil && ferr == nil {
+		return err
+	}
+	return ferr
 }
 
 // Values in a Parquet file that DuckDB fails to read.
@@ -428,7 +545,7 @@ func CheckPrivateViewFiles(ctx context.Context, q backend.Querier, rels []*catal
 	if dialectOf(q) != backend.DuckDB {
 		return nil
 	}
-	var views, queries []string
+	var views, refs, queries []string
 	for _, r := range rels {
 		if r.Kind != catalog.Private || !r.ReadsParquet {
 			continue
@@ -438,7 +555,8 @@ func CheckPrivateViewFiles(ctx context.Context, q backend.Querier, rels []*catal
 			parts[i] = quoteIdent(p)
 		}
 		views = append(views, r.Name)
-		queries = append(queries, "SELECT * FROM "+strings.Join(parts, "."))
+		refs = append(refs, strings.Join(parts, "."))
+		queries = append(queries, "SELECT * FROM "+refs[len(refs)-1])
 	}
 	if len(views) == 0 {
 		return nil
@@ -452,7 +570,7 @@ func CheckPrivateViewFiles(ctx context.Context, q backend.Querier, rels []*catal
 		if err != nil {
 			return storedFloatsError(views[i], "a plan dpsql cannot read ("+err.Error()+")")
 		}
-		if err := checkParquetFiles(ctx, q, views[i], root); err != nil {
+		if err := checkParquetFiles(ctx, q, views[i], refs[i], root); err != nil {
 			return err
 		}
 	}

@@ -194,14 +194,7 @@ func TestParquetFileRewrittenInPlace(t *testing.T) {
 // process of its own). The record is trusted: recorded by hand, a file that fails passes.
 func TestFilesReadRecorded(t *testing.T) {
 	ctx := context.Background()
-	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := Init(ctx, db); err != nil {
-		t.Fatal(err)
-	}
+	db := initialisedDuckDB(t)
 	dir := t.TempDir()
 	check := func(file string) error { return checkRead(t, db, "SELECT * FROM read_parquet('"+file+"')") }
 	good, bad := filepath.Join(dir, "good.parquet"), filepath.Join(dir, "bad.parquet")
@@ -244,7 +237,7 @@ func checkRead(t *testing.T, db backend.Backend, query string) error {
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
-	return checkParquetFiles(ctx, db, "v", root)
+	return checkParquetFiles(ctx, db, "v", "("+query+")", root)
 }
 
 // spoilText overwrites the marker zzMARK in file path (written uncompressed) with bytes that
@@ -259,4 +252,85 @@ func spoilText(t *testing.T, path string) {
 	if err := os.WriteFile(path, bytes.ReplaceAll(b, []byte("zzMARK"), []byte("\xFF\xFEMARK")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestViewReadWhole: a view whose own filter makes DuckDB read a damaged bloom filter is
+// refused, with the analysts' optimizers and the owner's restored after; the same filter
+// computed as TRY(grade) = 3 reads none, and a view that only scans is not read whole. A
+// whole read is recorded like a file's, once per plan and files. The file is damaged within
+// the second it was read: DuckDB's external file cache, off in dpsql's sessions, would serve
+// its old blocks.
+func TestViewReadWhole(t *testing.T) {
+	ctx := context.Background()
+	db := initialisedDuckDB(t)
+	f := filepath.Join(t.TempDir(), "p.parquet")
+	if err := db.Exec(ctx, fmt.Sprintf("COPY (SELECT CAST(i AS BIGINT) AS uid, CAST(i %% 5 AS BIGINT) AS grade FROM range(100) r(i)) TO '%s' (FORMAT parquet)", f)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(ctx, fmt.Sprintf("SELECT bloom_filter_offset, bloom_filter_length FROM parquet_metadata('%s') WHERE path_in_schema = 'grade'", f))
+	if err != nil || len(rows.Values) != 1 || rows.Values[0][0] == nil {
+		t.Fatalf("no bloom filter to damage: %v %v", rows, err)
+	}
+	recorded := func() string {
+		rows, err := db.Query(ctx, "SELECT count(*) FROM dpsql.files_read WHERE starts_with(file_key, $1)", viewReadVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(rows.Values)
+	}
+	if err := checkRead(t, db, "SELECT * FROM read_parquet('"+f+"') WHERE grade = 3"); err != nil {
+		t.Fatal(err)
+	}
+	if got := recorded(); got != "[[1]]" {
+		t.Errorf("whole reads recorded: %s", got)
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	offset, length := rows.Values[0][0].(int64), rows.Values[0][1].(int64)
+	copy(b[offset:offset+length], bytes.Repeat([]byte{0xFF}, int(length)))
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec(ctx, "SET disabled_optimizers = 'late_materialization'"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		query string
+		fails bool
+	}{
+		{"SELECT * FROM read_parquet('" + f + "') WHERE grade = 3", true},
+		{"SELECT * FROM read_parquet('" + f + "') WHERE grade + 1 = 4", true},
+		{"SELECT * FROM read_parquet('" + f + "') WHERE TRY(grade) = 3", false},
+		{"SELECT uid, grade FROM read_parquet('" + f + "')", false},
+	} {
+		err := checkRead(t, db, c.query)
+		if (err != nil) != c.fails || err != nil && !strings.Contains(err.Error(), "cannot be read whole") {
+			t.Errorf("%s: %v", c.query, err)
+		}
+	}
+	rows, err = db.Query(ctx, "SELECT current_setting('disabled_optimizers')")
+	if err != nil || fmt.Sprint(rows.Values) != "[[late_materialization]]" {
+		t.Errorf("the owner's optimizers after the check: %v %v", rows, err)
+	}
+	if got := recorded(); got != "[[2]]" {
+		t.Errorf("whole reads recorded: %s (the TRY filter's only)", got)
+	}
+}
+
+// initialisedDuckDB is an owner's in-memory DuckDB database with dpsql's tables, closed when
+// the test ends.
+func initialisedDuckDB(t *testing.T) backend.Backend {
+	t.Helper()
+	ctx := context.Background()
+	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := Init(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

@@ -287,6 +287,9 @@ func SetPrivate(ctx context.Context, q backend.Querier, relation, privacyUnit st
 			"relation %s has no column %q to be its privacy unit", t.name, privacyUnit).
 			WithHint("its columns are: %s", strings.Join(names, ", "))
 	}
+	if err := checkTypesNamed(ctx, q, t); err != nil {
+		return err
+	}
 	if t.planned() {
 		if err := checkPrivatePlans(ctx, q, t); err != nil {
 			return err
@@ -302,6 +305,32 @@ func SetPrivate(ctx context.Context, q backend.Querier, relation, privacyUnit st
 		return err
 	}
 	return BumpPolicy(ctx, q)
+}
+
+// checkTypesNamed refuses, on DuckDB, a relation with a column whose type DuckDB names in a
+// form it cannot read back: a struct whose fields have no names (STRUCT(UTINYINT, BIGINT), as
+// a DuckDB UNION written to Parquet reads back). dpsql names each column's type in the SQL it
+// generates (a view's declared types, casts of values), so every analyst query on such a
+// relation would fail on a syntax error.
+func checkTypesNamed(ctx context.Context, q backend.Querier, t *table) error {
+	if dialectOf(q) != backend.DuckDB || len(t.columns) == 0 {
+		return nil
+	}
+	casts := make([]string, len(t.columns))
+	for i, c := range t.columns {
+		casts[i] = "CAST(NULL AS " + c.Type + ")"
+	}
+	if _, err := q.Query(ctx, "SELECT "+strings.Join(casts, ", ")); err == nil {
+		return nil
+	}
+	for i, c := range t.columns {
+		if _, err := q.Query(ctx, "SELECT "+casts[i]); err != nil {
+			return sqlerr.New(sqlerr.Pos{}, sqlerr.FeatureNotSupported,
+				"column %s of relation %s has type %s, which DuckDB cannot read back when dpsql names it (a struct whose fields have no names, as a UNION written to Parquet reads back)", c.Name, t.name, c.Type).
+				WithHint("select what it holds as columns of their own in a view (struct_extract_at(%s, 2) AS ...), and declare that view", c.Name)
+		}
+	}
+	return nil
 }
 
 // SetPublic marks relation public, replacing any earlier policy of it.

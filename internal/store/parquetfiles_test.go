@@ -334,3 +334,25 @@ func initialisedDuckDB(t *testing.T) backend.Backend {
 	}
 	return db
 }
+
+// TestTypeWithoutNames: a DuckDB UNION written to Parquet reads back as a struct whose fields
+// have no names, a type DuckDB cannot read back when dpsql names it: declaring a relation with
+// one is refused, saying how to read its fields, where every analyst query on it would fail on
+// a syntax error.
+func TestTypeWithoutNames(t *testing.T) {
+	ctx := context.Background()
+	db := initialisedDuckDB(t)
+	f := filepath.Join(t.TempDir(), "u.parquet")
+	if err := db.Exec(ctx, fmt.Sprintf(`COPY (SELECT i AS uid, union_value(a := i) AS u FROM range(10) r(i)) TO '%s' (FORMAT parquet);
+		CREATE VIEW v AS SELECT * FROM read_parquet('%[1]s');
+		CREATE VIEW w AS SELECT uid, struct_extract_at(u, 2) AS a FROM read_parquet('%[1]s')`, f)); err != nil {
+		t.Fatal(err)
+	}
+	err := SetPrivate(ctx, db, "v", "uid")
+	if se := (*sqlerr.Error)(nil); !errors.As(err, &se) || se.Code != sqlerr.FeatureNotSupported || !strings.Contains(se.Hint, "struct_extract_at(u, 2)") {
+		t.Errorf("declaring a view with a struct of unnamed fields: %v", err)
+	}
+	if err := SetPrivate(ctx, db, "w", "uid"); err != nil {
+		t.Errorf("its fields as columns: %v", err)
+	}
+}

@@ -393,8 +393,9 @@ func ended(db *dpsql.DB, q string, args ...any) string {
 // keeps a row only when the target's salary is at least 1000 skips its scan when that side is
 // empty, so the query failed (charged) exactly when the target's salary was at least 1000
 // (an outside review, 2026-11-30). Or the target's own value decided it: a grade of 9 made
-// the damaged group admit 7. Such a view is now read whole when its files change, and refused
-// when that read fails: the same answer for every query, before any charge.
+// the damaged group admit 7. A view may no longer push such a filter into its scan (a sixth
+// review defeated reading the view whole instead: how far a scan gets depends on the plan
+// around it); the owner computes it as TRY(grade) = 3, which reads no bloom filter.
 func TestLeakParquetViewFilterBloom(t *testing.T) {
 	ctx := context.Background()
 	const opts = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_SUM(1 CLAMPED BETWEEN 0 AND 1) AS n "
@@ -419,7 +420,7 @@ func TestLeakParquetViewFilterBloom(t *testing.T) {
 		if _, err := db.Exec(ctx, fmt.Sprintf(`SET BUDGET UNLIMITED;
 			CREATE VIEW w OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM read_parquet('%s');
 			CREATE VIEW v OPTIONS(anonymization_userid_column='uid') AS SELECT * FROM read_parquet('%s') WHERE %s`, glob, glob, filter)); err != nil {
-			t.Fatal(err)
+			return []string{"declaring the view: " + err.Error()}
 		}
 		res, err := db.Exec(ctx, fmt.Sprintf("SELECT bloom_filter_offset, bloom_filter_length FROM parquet_metadata('%s') WHERE path_in_schema = 'grade'", file(damaged)))
 		if err != nil || len(res[0].Rows) != 1 || res[0].Rows[0][0] == nil {
@@ -446,22 +447,29 @@ func TestLeakParquetViewFilterBloom(t *testing.T) {
 		}
 		return out
 	}
-	// Steered by the analyst: the same query, the target's salary 5000 or 10.
+	// The view's filter as the reviews wrote it is refused, whoever is in the files.
 	q := opts + "FROM v AS a JOIN w AS b USING (uid) WHERE b.uid = 7 AND b.salary >= 1000"
-	high := neighbours("salary5000", 5000, 2, "grade = 3", 3, []string{q})
-	low := neighbours("salary10", 10, 2, "grade = 3", 3, []string{q})
-	if high[0] != low[0] || !strings.Contains(high[0], "private-views-total") {
+	for _, salary := range []int{5000, 10} {
+		got := neighbours(fmt.Sprint("bare", salary), salary, 2, "grade = 3", 3, []string{q})
+		if !strings.Contains(got[0], "declaring the view") || !strings.Contains(got[0], "private-views-total") || !strings.Contains(got[0], "bloom filters") {
+			t.Errorf("declaring a view WHERE grade = 3 (salary %d): %s", salary, got[0])
+		}
+	}
+	// Computed inside TRY, the filter reads no bloom filter. Steered by the analyst: the
+	// same query, the target's salary 5000 or 10.
+	high := neighbours("salary5000", 5000, 2, "TRY(grade) = 3", 3, []string{q})
+	low := neighbours("salary10", 10, 2, "TRY(grade) = 3", 3, []string{q})
+	if high[0] != low[0] || strings.Contains(high[0], "2P003") || strings.Contains(high[0], "charged") {
 		t.Errorf("the target's salary 5000 gave %s, 10 gave %s", high[0], low[0])
 	}
-	// Decided by the target's value: whatever the query, one answer per neighbour, never a
-	// charged failure.
+	// Decided by the target's value (a grade of 9 made the damaged group admit 7): both
+	// neighbours answer alike, whatever the query.
 	queries := []string{opts + "FROM v", opts + "FROM v WHERE uid = 7", opts + "FROM w AS b JOIN v AS a USING (uid) WHERE b.salary > 500"}
-	for _, grade := range []int{9, 2} {
-		got := neighbours(fmt.Sprint("grade", grade), 10, grade, "grade = 7", 0, queries)
-		for i, o := range got {
-			if o != got[0] || strings.Contains(o, "2P003") || strings.Contains(o, "charged") {
-				t.Errorf("grade %d: %s gave %s, %s gave %s", grade, queries[0], got[0], queries[i], o)
-			}
+	nine := neighbours("grade9", 10, 9, "TRY(grade) = 7", 0, queries)
+	two := neighbours("grade2", 10, 2, "TRY(grade) = 7", 0, queries)
+	for i := range queries {
+		if nine[i] != two[i] || strings.Contains(nine[i], "2P003") || strings.Contains(nine[i], "charged") {
+			t.Errorf("%s: the target's grade 9 gave %s, 2 gave %s", queries[i], nine[i], two[i])
 		}
 	}
 }

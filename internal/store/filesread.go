@@ -10,8 +10,7 @@ import (
 
 // dpsql.files_read (DuckDB only) records the Parquet files of private views that
 // checkParquetValues read in full without a failure, one row per file content (fileKey and
-// the columns read), and the views checkViewReadWhole read whole (one row per plan and
-// files), so that each dpsql command, a process of its own, does not read them all
+// the columns read), so that each dpsql command, a process of its own, does not read them all
 // again. It is an optimisation: a database that cannot be written, or one an earlier dpsql
 // initialised, has its files read once per process instead.
 const filesReadTable = "files_read"

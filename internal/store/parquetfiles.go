@@ -2,15 +2,13 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -226,7 +224,6 @@ func asList(v any) []any {
 // failure, or lacks a column other files have.
 func checkParquetFiles(ctx context.Context, q backend.Querier, view, ref string, root any) error {
 	scans := parquetScans(root)
-	var allKeys []string
 	for _, s := range scans {
 		if s.binaryAsText {
 			// The reader checks that each value is UTF-8 as it reads it, on the rows an
@@ -258,7 +255,6 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view, ref string,
 		if err := checkParquetValues(ctx, q, view, s.files, keys, own, s.hiveTypes); err != nil {
 			return err
 		}
-		allKeys = append(allKeys, keys...)
 		inSome := map[string]bool{}
 		for _, cols := range own {
 			for n := range cols {
@@ -283,7 +279,7 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view, ref string,
 	if len(scans) == 0 {
 		return nil
 	}
-	return checkViewReadWhole(ctx, q, view, ref, root, allKeys)
+	return checkViewPushedFilters(ctx, q, view, ref)
 }
 
 // What a private view's own filters make DuckDB read.
@@ -293,75 +289,132 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view, ref string,
 // column's bloom filter, which checkParquetValues does not read. A damaged bloom filter then
 // failed exactly the queries whose scan reached its row group: an analyst decided that through
 // the rows (a join whose other side is empty unless the target's salary is at least 1000
-// skips its scan; a hive partition value prunes files), or the target's value decided it (a
-// grade of 9 made the group's maximum admit 7): an outside review, 2026-11-30. Analysts'
-// queries push no such filter (their comparisons are computed inside TRY, DuckDB's join
-// filter pushdown is off for them), and skipping row groups or files only reads less; so a
-// query reads no piece of metadata that reading the view whole does not. A view whose plan
-// filters or joins (more than scans and projections) is therefore read whole once, with the
-// analysts' optimizers, when it is declared and whenever one of its files is new or changed
-// (checkViewReadWhole), and refused when that read fails: one fixed answer about the files,
-// the same for every query.
+// skips its scan; a hive partition value prunes files; the analyst's filters change the join
+// order, and with it which scan stops early), or the target's value decided it (a grade of 9
+// made the group's maximum admit 7): outside reviews, 2026-11-30. Reading the view whole once
+// does not settle it, since how far a scan gets depends on the plan around it (the sixth
+// review's join). So no private view may push into a Parquet scan a filter that the reader
+// checks against bloom filters: an equality with a constant (grade = 3, and what DuckDB
+// rewrites into one: IN (3), LIKE 'abc', regexp_matches(s, '^abc$'), NOT (grade <> 3)), an IN
+// list, or an expression comparing a bare column with a constant for equality. DuckDB's
+// optimized plan of the view, with the analysts' optimizers, shows what it pushes
+// (json_serialize_plan(..., optimize := true)); the owner computes such a filter as
+// TRY(grade) = 3, which DuckDB pushes as an expression it evaluates on the rows alone. Range
+// filters (d >= DATE '2020-01-01') read the row groups' statistics only, which
+// checkParquetValues' reads parse too. Analysts' own comparisons are all computed inside TRY,
+// and DuckDB's join filter pushdown is off for them (sqlgen.PrintData, backend/duckdb).
 
-// checkViewReadWhole refuses private view view (ref its quoted name, root its decoded plan)
-// when DuckDB fails to read it whole, which it does once for the view's plan and files
-// (fileKeys, from fileSchemas), recorded like checkParquetValues' reads.
-func checkViewReadWhole(ctx context.Context, q backend.Querier, view, ref string, root any, fileKeys []string) error {
-	if !filtersRows(root) {
-		return nil
-	}
-	plan, _ := json.Marshal(root)
-	sum := sha256.Sum256(plan)
-	sorted := append([]string(nil), fileKeys...)
-	sort.Strings(sorted)
-	key := viewReadVersion + "\x00" + hex.EncodeToString(sum[:]) + "\x00" + strings.Join(sorted, "\x00")
-	var keys []string
-	if !slices.Contains(fileKeys, "") {
-		keys = []string{key}
-	}
-	valuesRead.Lock()
-	done := valuesRead.m[key]
-	valuesRead.Unlock()
-	if done || len(keys) == 1 && filesRead(ctx, q, keys)[key] {
-		return nil
-	}
-	err := withAnalystOptimizers(ctx, q, func() error {
-		_, err := q.Query(ctx, "SELECT count(*) FROM "+ref)
+// checkViewPushedFilters refuses private view view (ref its name in SQL) when DuckDB pushes
+// into one of its Parquet scans a filter that reads bloom filters (see above). The refusal
+// depends on the view's SQL only, not on the rows.
+func checkViewPushedFilters(ctx context.Context, q backend.Querier, view, ref string) error {
+	var rows *backend.Rows
+	err := withAnalystOptimizers(ctx, q, func() (err error) {
+		rows, err = q.Query(ctx, "SELECT CAST(json_serialize_plan(CAST($1 AS VARCHAR), optimize := true) AS VARCHAR)", "SELECT * FROM "+ref)
 		return err
 	})
+	if err != nil || len(rows.Values) != 1 {
+		return fmt.Errorf("store: read the optimized plan of private view %s: %w", view, err)
+	}
+	root, err := decodePlan(asString(rows.Values[0][0]))
 	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("store: read private view %s: %w", view, ctx.Err())
-		}
-		// DuckDB's message can show a value: never passed on.
-		return sqlerr.Privacy(sqlerr.Pos{}, RuleTotalViews,
-			fmt.Sprintf("private view %s cannot be read whole: DuckDB fails on its Parquet files when the view's own filters are applied (a damaged bloom filter or page it then reads, or a value its SQL fails on); the rows an analyst's query reaches decide whether DuckDB reads that part of a file, so whether a query fails would depend on one person's data", view),
-			"the data owner rewrites the damaged files (COPY (SELECT * FROM read_parquet('f.parquet')) TO 'g.parquet'), or filters in the view with TRY(column) = value, which DuckDB evaluates on the rows alone (docs/privacy-rules.md)")
+		return storedFloatsError(view, "a plan dpsql cannot read ("+err.Error()+")")
 	}
-	recordFilesRead(ctx, q, keys)
-	valuesRead.Lock()
-	defer valuesRead.Unlock()
-	if valuesRead.m == nil || len(valuesRead.m) > maxCachedSchemas {
-		valuesRead.m = map[string]bool{}
-	}
-	valuesRead.m[key] = true
-	return nil
-}
-
-// viewReadVersion begins the keys checkViewReadWhole records (see valuesCheckVersion).
-const viewReadVersion = "view-read-1"
-
-// filtersRows reports whether a decoded plan does more than scan and project: a filter, a
-// join, an aggregate, a limit, anything DuckDB could push into a scan.
-func filtersRows(root any) bool {
-	found := false
+	var found string
 	eachNode(root, func(x map[string]any) {
-		t, _ := x["type"].(string)
-		if strings.HasPrefix(t, "LOGICAL_") && t != "LOGICAL_GET" && t != "LOGICAL_PROJECTION" {
-			found = true
+		if found != "" || x["type"] != "LOGICAL_GET" {
+			return
+		}
+		if name, _ := x["name"].(string); name != "read_parquet" && name != "parquet_scan" {
+			return
+		}
+		// A filter's key is its column's index in the scan's names.
+		names := asList(x["names"])
+		tf, _ := x["table_filters"].(map[string]any)
+		for _, f := range asList(tf["filters"]) {
+			f, _ := f.(map[string]any)
+			if !readsBloomFilters(f["value"]) {
+				continue
+			}
+			found = "a filter"
+			if i, err := strconv.Atoi(fmt.Sprint(f["key"])); err == nil && i >= 0 && i < len(names) {
+				found = "a filter on column " + fmt.Sprint(names[i])
+			}
+			return
 		}
 	})
-	return found
+	if found == "" {
+		return nil
+	}
+	return sqlerr.Privacy(sqlerr.Pos{}, RuleTotalViews,
+		fmt.Sprintf("private view %s makes DuckDB push into its Parquet scan %s that compares the column with a constant for equality (=, IN, a LIKE without wildcards), which the reader checks against the files' bloom filters in the row groups a query reaches; which row groups an analyst's query reaches can depend on one person's data, so a damaged bloom filter would make whether it fails depend on it", view, found),
+		"compute the comparison inside TRY in the view (WHERE TRY(grade) = 3, TRY(s) LIKE 'abc'), which DuckDB evaluates on the rows alone; a range (grade >= 3) is pushed too and reads no bloom filter (docs/privacy-rules.md)")
+}
+
+// readsBloomFilters reports whether a serialized table filter is, or holds, one that DuckDB's
+// Parquet reader checks against bloom filters: an equality with a constant, an IN list, or an
+// expression comparing a bare column with a constant for equality.
+func readsBloomFilters(v any) bool {
+	f, _ := v.(map[string]any)
+	switch f["filter_type"] {
+	case "CONSTANT_COMPARISON":
+		c, _ := f["comparison_type"].(string)
+		return c == "COMPARE_EQUAL" || c == "COMPARE_NOT_DISTINCT_FROM"
+	case "IN_FILTER":
+		return true
+	case "EXPRESSION_FILTER":
+		return equalsConstant(f["expr"])
+	}
+	for _, k := range []string{"child_filter", "child_filters"} {
+		switch c := f[k].(type) {
+		case map[string]any:
+			if readsBloomFilters(c) {
+				return true
+			}
+		case []any:
+			for _, x := range c {
+				if readsBloomFilters(x) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// equalsConstant reports whether a serialized expression is, or combines with AND or OR, an
+// equality (or IN) of a bare column and constants.
+func equalsConstant(v any) bool {
+	e, ok := isExpression(v)
+	if !ok {
+		return false
+	}
+	class, _ := e["expression_class"].(string)
+	typ, _ := e["type"].(string)
+	bare := func(x any) bool {
+		c, _ := isExpression(x)
+		k, _ := c["expression_class"].(string)
+		return k == "BOUND_REF" || k == "BOUND_COLUMN_REF"
+	}
+	constant := func(x any) bool {
+		c, _ := isExpression(x)
+		k, _ := c["expression_class"].(string)
+		return k == "BOUND_CONSTANT"
+	}
+	switch {
+	case class == "BOUND_COMPARISON" && (typ == "COMPARE_EQUAL" || typ == "COMPARE_NOT_DISTINCT_FROM"):
+		return bare(e["left"]) && constant(e["right"]) || constant(e["left"]) && bare(e["right"])
+	case class == "BOUND_OPERATOR" && typ == "COMPARE_IN":
+		children := asList(e["children"])
+		return len(children) > 0 && bare(children[0])
+	case class == "BOUND_CONJUNCTION":
+		for _, c := range asList(e["children"]) {
+			if equalsConstant(c) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // withAnalystOptimizers runs f with DuckDB's optimizers set as in analysts' sessions

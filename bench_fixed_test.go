@@ -31,11 +31,28 @@ import (
 // phase reported as its own metric (ms/op of that phase): the statements are classified by
 // phaseOf, and "go" is the rest (parse, analysis, rewrite, SQL generation, noise).
 
-// fixedQuery is the benchmarks' anonymized query (anonSQL of bench_test.go).
-const fixedQuery = anonSQL
+// DPSQL_BENCH_SHAPE=easy takes the easy shape of bench_test.go instead, and
+// DPSQL_BENCH_QUERY=implicit the query with an implicit-bounds count (implicitSQL), so that
+// the phases of issue 16's other figures can be broken down the same way; /floor is the
+// non-private floor on the same file, as the owner runs it. DPSQL_BENCH_OWNER=1 opens the
+// file as its owner instead of as an analyst (DuckDB's optimizers as the owner has them).
+//
+//	DPSQL_BENCH_ROWS=10000000 DPSQL_BENCH_SHAPE=easy DPSQL_BENCH_QUERY=implicit go test -run '^$' -bench 'FixedCosts/query' -benchtime 5x .
 
-// createHard creates, as the owner, a DuckDB file of the hard shape with n rows, its privacy
-// policy and an unlimited budget, and returns its path.
+// fixedQuery is the benchmarks' anonymized query: anonSQL of bench_test.go, or implicitSQL
+// with DPSQL_BENCH_QUERY=implicit.
+var fixedQuery = benchQuery()
+
+func benchQuery() string {
+	if os.Getenv("DPSQL_BENCH_QUERY") == "implicit" {
+		return implicitSQL
+	}
+	return anonSQL
+}
+
+// createHard creates, as the owner, a DuckDB file of the hard shape with n rows (the easy
+// shape with DPSQL_BENCH_SHAPE=easy), its privacy policy and an unlimited budget, and returns
+// its path.
 func createHard(b *testing.B, n int) string {
 	b.Helper()
 	ctx := context.Background()
@@ -49,9 +66,14 @@ func createHard(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	defer e.Close()
+	units := max(n/10, 1)
+	key := "hash(i)"
+	if os.Getenv("DPSQL_BENCH_SHAPE") == "easy" {
+		key = fmt.Sprintf("hash(i %% %d, i %% 2)", units)
+	}
 	if _, err := e.Exec(ctx, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
-		SELECT i %% %d AS uid, CAST(hash(i) %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
-		SET BUDGET UNLIMITED`, max(n/10, 1), n)); err != nil {
+		SELECT i %% %d AS uid, CAST(%s %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
+		SET BUDGET UNLIMITED`, units, key, n)); err != nil {
 		b.Fatal(err)
 	}
 	return path
@@ -153,7 +175,11 @@ func BenchmarkFixedCosts(b *testing.B) {
 	path := createHard(b, benchRows())
 	open := func(tm *timing) (*engine.Engine, time.Duration) {
 		start := time.Now()
-		db, err := duckdb.Open(ctx, path, duckdb.Options{Mode: backend.Analyst})
+		mode := backend.Analyst
+		if os.Getenv("DPSQL_BENCH_OWNER") != "" {
+			mode = backend.Owner
+		}
+		db, err := duckdb.Open(ctx, path, duckdb.Options{Mode: mode})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -162,12 +188,32 @@ func BenchmarkFixedCosts(b *testing.B) {
 		if tm != nil {
 			tm.Backend, be = db, tm
 		}
-		e, err := engine.New(ctx, engine.Options{Backend: be, Mechanisms: iexec.Secure{}})
+		e, err := engine.New(ctx, engine.Options{Backend: be, Mechanisms: iexec.Secure{}, Owner: mode == backend.Owner})
 		if err != nil {
 			b.Fatal(err)
 		}
 		return e, opened
 	}
+	b.Run("floor", func(b *testing.B) {
+		// The non-private floor of the query (floorSQL) on the same file, as its owner runs
+		// it, for the ratio of /query's time to it.
+		db, err := duckdb.Open(ctx, path, duckdb.Options{Mode: backend.Owner})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Query(ctx, floorSQL); err != nil { // warm-up
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		cpu := cpuTime()
+		for i := 0; i < b.N; i++ {
+			if _, err := db.Query(ctx, floorSQL); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+	})
 	b.Run("open", func(b *testing.B) {
 		tm := &timing{phases: map[string]time.Duration{}}
 		var total, duck time.Duration

@@ -292,8 +292,8 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view, ref string,
 // skips its scan; a hive partition value prunes files; the analyst's filters change the join
 // order, and with it which scan stops early), or the target's value decided it (a grade of 9
 // made the group's maximum admit 7): outside reviews, 2026-11-30. Reading the view whole once
-// does not settle it, since how far a scan gets depends on the plan around it (the sixth
-// review's join). So no private view may push into a Parquet scan a filter that the reader
+// does not settle it, since how far a scan gets depends on the plan around it (a seventh
+// review's join of two globs). So no private view may push into a Parquet scan a filter that the reader
 // checks against bloom filters: an equality with a constant (grade = 3, and what DuckDB
 // rewrites into one: IN (3), LIKE 'abc', regexp_matches(s, '^abc$'), NOT (grade <> 3)), an IN
 // list, or an expression comparing a bare column with a constant for equality. DuckDB's
@@ -313,8 +313,11 @@ func checkViewPushedFilters(ctx context.Context, q backend.Querier, view, ref st
 		rows, err = q.Query(ctx, "SELECT CAST(json_serialize_plan(CAST($1 AS VARCHAR), optimize := true) AS VARCHAR)", "SELECT * FROM "+ref)
 		return err
 	})
-	if err != nil || len(rows.Values) != 1 {
+	if err != nil {
 		return fmt.Errorf("store: read the optimized plan of private view %s: %w", view, err)
+	}
+	if len(rows.Values) != 1 {
+		return fmt.Errorf("store: read the optimized plan of private view %s: %d rows", view, len(rows.Values))
 	}
 	root, err := decodePlan(asString(rows.Values[0][0]))
 	if err != nil {
@@ -421,8 +424,11 @@ func equalsConstant(v any) bool {
 // (duckfn.AnalystDisabledOptimizers), restoring the session's own after.
 func withAnalystOptimizers(ctx context.Context, q backend.Querier, f func() error) error {
 	rows, err := q.Query(ctx, "SELECT current_setting('disabled_optimizers')")
-	if err != nil || len(rows.Values) != 1 {
+	if err != nil {
 		return fmt.Errorf("store: read disabled_optimizers: %w", err)
+	}
+	if len(rows.Values) != 1 {
+		return fmt.Errorf("store: read disabled_optimizers: %d rows", len(rows.Values))
 	}
 	had := asString(rows.Values[0][0])
 	want := strings.Split(had, ",")

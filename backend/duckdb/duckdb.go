@@ -189,8 +189,9 @@ func (d *DB) setup(ctx context.Context, opts Options) error {
 	// DuckDB keeps the blocks of files it read in memory (its external file cache) and
 	// trusts them while a file's modification time, to the second, is unchanged: a Parquet
 	// file rewritten within the second it was read was then checked from its old blocks
-	// (store's read of every value, and of a view whole), and recorded as sound for every
-	// later process, while other processes read the new ones. dpsql reads files as they are.
+	// (the store's read of every value of a private view's files), and recorded as sound for
+	// every later process, while other processes read the new ones. dpsql reads files as
+	// they are.
 	stmts := []string{"SET enable_external_file_cache = false"}
 	if opts.Threads > 0 {
 		stmts = append(stmts, "SET threads = "+strconv.Itoa(opts.Threads))

@@ -1,8 +1,8 @@
 // Package duckfn records what DuckDB's functions do on which types where dpsql's guarantee
 // depends on it and DuckDB's own documentation is silent: the errors that DuckDB raises at
 // run time, row by row, that TRY does not catch, and the optimizers analysts' sessions run
-// without. Both the total form of analysts' expressions
-// (internal/sqlgen) and the check of owners' private views (internal/store) read it.
+// without. Both the total form of analysts' expressions (internal/sqlgen) and the check of
+// owners' private views (internal/store) read it.
 package duckfn
 
 import "strings"

@@ -325,8 +325,11 @@ func checkTypesNamed(ctx context.Context, q backend.Querier, t *table) error {
 		parses[i] = fmt.Sprintf("json_extract_string(json_serialize_sql(CAST($%d AS VARCHAR)), '$.error')", i+1)
 	}
 	rows, err := q.Query(ctx, "SELECT "+strings.Join(parses, ", "), args...)
-	if err != nil || len(rows.Values) != 1 {
+	if err != nil {
 		return fmt.Errorf("store: parse the types of %s's columns: %w", t.name, err)
+	}
+	if len(rows.Values) != 1 {
+		return fmt.Errorf("store: parse the types of %s's columns: %d rows", t.name, len(rows.Values))
 	}
 	for i, c := range t.columns {
 		if asString(rows.Values[0][i]) != "false" {

@@ -3,6 +3,7 @@ package duckdb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -636,5 +637,46 @@ func TestAnalystPlansWithoutStatistics(t *testing.T) {
 		if _, err := a.Query(ctx, q); err != nil {
 			t.Errorf("analyst %s: %v", q, err)
 		}
+	}
+}
+
+// TestViewFilesThroughLinks: DuckDB checks the file a symbolic link leads to against the
+// allowed paths, so an analyst could not read a view whose glob (or file) is a link to a file
+// elsewhere; the link's target is allowed with it.
+func TestViewFilesThroughLinks(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	real, links := filepath.Join(dir, "real"), filepath.Join(dir, "links")
+	for _, d := range []string{real, links} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "db.duckdb")
+	d := open(t, path, Options{Mode: backend.Owner})
+	if err := d.Exec(ctx, fmt.Sprintf(`COPY (SELECT 1 AS a) TO '%s' (FORMAT parquet);
+		COPY (SELECT 2 AS a) TO '%s' (FORMAT parquet)`, filepath.Join(real, "a.parquet"), filepath.Join(real, "b.parquet"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"a", "b"} {
+		if err := os.Symlink(filepath.Join(real, f+".parquet"), filepath.Join(links, "p-"+f+".parquet")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Exec(ctx, fmt.Sprintf(`CREATE VIEW globbed AS SELECT * FROM read_parquet('%s');
+		CREATE VIEW one AS SELECT * FROM read_parquet('%s')`, filepath.Join(links, "p-*.parquet"), filepath.Join(links, "p-b.parquet"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := open(t, path, Options{Mode: backend.Analyst})
+	for _, q := range []string{"SELECT sum(a) FROM globbed", "SELECT sum(a) FROM one"} {
+		if _, err := a.Query(ctx, q); err != nil {
+			t.Errorf("analyst %s: %v", q, err)
+		}
+	}
+	if _, err := a.Query(ctx, "SELECT * FROM read_parquet('"+filepath.Join(real, "*.parquet")+"')"); err == nil {
+		t.Error("an analyst listed the links' directory of targets")
 	}
 }

@@ -17,6 +17,8 @@ import (
 // whatever function reads them (read_csv, read_parquet, read_json, FROM 'x.csv', lists of
 // files). A literal with glob characters (* ? [) that matches files contributes the directory
 // before its first glob character to dirs instead, as DuckDB needs to list that directory.
+// A file reached through a symbolic link contributes the file the link leads to as well, which
+// is the path DuckDB checks.
 //
 // Relative names resolve against the process working directory, as DuckDB resolves them when
 // the view runs; the results are absolute and sorted. A literal that happens to name an
@@ -31,8 +33,8 @@ func ViewFiles(ctx context.Context, q backend.Querier) (files, dirs []string, er
 	for _, row := range rows.Values {
 		text, _ := row[0].(string)
 		for _, lit := range stringLiterals(text) {
-			f, d := classify(lit)
-			if f != "" {
+			files, d := classify(lit)
+			for _, f := range files {
 				fileSet[f] = true
 			}
 			if d != "" {
@@ -43,32 +45,55 @@ func ViewFiles(ctx context.Context, q backend.Querier) (files, dirs []string, er
 	return sortedKeys(fileSet), sortedKeys(dirSet), nil
 }
 
-// classify returns the absolute file (or glob directory) a literal names, if it names one.
-func classify(lit string) (file, dir string) {
+// classify returns the absolute file (or glob directory) a literal names, if it names one,
+// with the files the symbolic links among them lead to: DuckDB checks the file a link leads
+// to against the allowed paths, so a view over links was refused for analysts as if its
+// files could not be read.
+func classify(lit string) (files []string, dir string) {
 	if lit == "" || strings.Contains(lit, "://") || strings.ContainsRune(lit, 0) {
-		return "", ""
+		return nil, ""
 	}
 	if i := strings.IndexAny(lit, "*?["); i >= 0 {
 		matches, err := filepath.Glob(lit)
 		if err != nil || len(matches) == 0 {
-			return "", ""
+			return nil, ""
 		}
 		d := filepath.Dir(lit[:i] + "x") // the directory holding the first glob component
 		abs, err := filepath.Abs(d)
 		if err != nil {
-			return "", ""
+			return nil, ""
 		}
-		return "", abs
+		for _, m := range matches {
+			files = append(files, linkTarget(m)...)
+		}
+		return files, abs
 	}
 	st, err := os.Stat(lit)
 	if err != nil || !st.Mode().IsRegular() {
-		return "", ""
+		return nil, ""
 	}
 	abs, err := filepath.Abs(lit)
 	if err != nil {
-		return "", ""
+		return nil, ""
 	}
-	return abs, ""
+	return append([]string{abs}, linkTarget(abs)...), ""
+}
+
+// linkTarget returns the regular file that path leads to through symbolic links, if it is
+// one and another path than path's own.
+func linkTarget(path string) []string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil || real == abs {
+		return nil
+	}
+	if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	return []string{real}
 }
 
 func sortedKeys(m map[string]bool) []string {

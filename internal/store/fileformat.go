@@ -60,6 +60,9 @@ func checkPrivatePlans(ctx context.Context, q backend.Querier, rels ...*table) e
 		if roots[i], err = decodePlan(plans[i]); err != nil {
 			return storedFloatsError(r.name, "a plan dpsql cannot read ("+err.Error()+")")
 		}
+		if err := planMixesPeople(r.name, roots[i]); err != nil {
+			return err
+		}
 		r.parquet = len(parquetScans(roots[i])) > 0
 		if err := checkParquetFiles(ctx, q, r.name, r.ref, roots[i]); err != nil {
 			return err

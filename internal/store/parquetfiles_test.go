@@ -358,3 +358,41 @@ func initialisedDuckDB(t *testing.T) backend.Backend {
 	}
 	return db
 }
+
+// TestViewMixesPeople: a private view that keeps a number of rows (LIMIT, OFFSET, ORDER BY
+// ... LIMIT, a reservoir or system sample) decides whether one person's rows are in it by
+// other people's rows, and is refused, in a view of a view too; a Bernoulli sample, which
+// draws each row on its own, is not.
+func TestViewMixesPeople(t *testing.T) {
+	ctx := context.Background()
+	db := initialisedDuckDB(t)
+	if err := db.Exec(ctx, "CREATE TABLE t AS SELECT i AS uid, i % 7 AS x FROM range(100) r(i)"); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		body  string
+		mixes bool
+	}{
+		{"SELECT * FROM t LIMIT 50", true},
+		{"SELECT * FROM t OFFSET 10", true},
+		{"SELECT * FROM t ORDER BY x DESC LIMIT 10", true},
+		{"SELECT * FROM t USING SAMPLE 10 ROWS", true},
+		{"SELECT * FROM t USING SAMPLE 50 PERCENT (system)", true},
+		{"SELECT * FROM t USING SAMPLE 50%", true},
+		{"SELECT * FROM (SELECT * FROM t LIMIT 50) WHERE x > 1", true},
+		{"SELECT * FROM t USING SAMPLE 50 PERCENT (bernoulli)", false},
+		{"SELECT * FROM t WHERE x > 1 ORDER BY x", false},
+	} {
+		name := fmt.Sprintf("v%d", i)
+		if err := db.Exec(ctx, "CREATE VIEW "+name+" AS "+c.body+"; CREATE VIEW w"+name+" AS SELECT * FROM "+name); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []string{name, "w" + name} {
+			err := SetPrivate(ctx, db, n, "uid")
+			se := (*sqlerr.Error)(nil)
+			if refused := errors.As(err, &se) && se.Rule == RulePerPerson; refused != c.mixes || !c.mixes && err != nil {
+				t.Errorf("%s (%s): %v", c.body, n, err)
+			}
+		}
+	}
+}

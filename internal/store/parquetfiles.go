@@ -358,7 +358,10 @@ func checkViewPushedFilters(ctx context.Context, q backend.Querier, view, ref st
 // Parquet reader checks against bloom filters: an equality with a constant, an IN list, or an
 // expression comparing a bare column with a constant for equality.
 func readsBloomFilters(v any) bool {
-	f, _ := v.(map[string]any)
+	f, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
 	switch f["filter_type"] {
 	case "CONSTANT_COMPARISON":
 		c, _ := f["comparison_type"].(string)
@@ -368,18 +371,10 @@ func readsBloomFilters(v any) bool {
 	case "EXPRESSION_FILTER":
 		return equalsConstant(f["expr"])
 	}
-	for _, k := range []string{"child_filter", "child_filters"} {
-		switch c := f[k].(type) {
-		case map[string]any:
-			if readsBloomFilters(c) {
-				return true
-			}
-		case []any:
-			for _, x := range c {
-				if readsBloomFilters(x) {
-					return true
-				}
-			}
+	// An optional filter's child_filter, a conjunction's child_filters.
+	for _, c := range append(asList(f["child_filters"]), f["child_filter"]) {
+		if readsBloomFilters(c) {
+			return true
 		}
 	}
 	return false
@@ -392,25 +387,21 @@ func equalsConstant(v any) bool {
 	if !ok {
 		return false
 	}
-	class, _ := e["expression_class"].(string)
+	class := func(x any) string {
+		c, _ := isExpression(x)
+		k, _ := c["expression_class"].(string)
+		return k
+	}
+	bare := func(x any) bool { return class(x) == "BOUND_REF" || class(x) == "BOUND_COLUMN_REF" }
+	constant := func(x any) bool { return class(x) == "BOUND_CONSTANT" }
 	typ, _ := e["type"].(string)
-	bare := func(x any) bool {
-		c, _ := isExpression(x)
-		k, _ := c["expression_class"].(string)
-		return k == "BOUND_REF" || k == "BOUND_COLUMN_REF"
-	}
-	constant := func(x any) bool {
-		c, _ := isExpression(x)
-		k, _ := c["expression_class"].(string)
-		return k == "BOUND_CONSTANT"
-	}
 	switch {
-	case class == "BOUND_COMPARISON" && (typ == "COMPARE_EQUAL" || typ == "COMPARE_NOT_DISTINCT_FROM"):
+	case class(e) == "BOUND_COMPARISON" && (typ == "COMPARE_EQUAL" || typ == "COMPARE_NOT_DISTINCT_FROM"):
 		return bare(e["left"]) && constant(e["right"]) || constant(e["left"]) && bare(e["right"])
-	case class == "BOUND_OPERATOR" && typ == "COMPARE_IN":
+	case class(e) == "BOUND_OPERATOR" && typ == "COMPARE_IN":
 		children := asList(e["children"])
 		return len(children) > 0 && bare(children[0])
-	case class == "BOUND_CONJUNCTION":
+	case class(e) == "BOUND_CONJUNCTION":
 		for _, c := range asList(e["children"]) {
 			if equalsConstant(c) {
 				return true

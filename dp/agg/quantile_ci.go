@@ -58,39 +58,64 @@ type rankTest struct {
 }
 
 // form is a linear combination of the tree's noisy counts: its value and
-// the coefficient of each node's count.
+// the coefficient of each node's count, in the order of the nodes (level,
+// then index). The descent builds thousands of them per interval, so they
+// are sorted slices, merged, not maps.
 type form struct {
 	value float64
-	coef  map[treeNode]float64
+	coef  []nodeCoef
+}
+
+// nodeCoef is one node's coefficient in a form.
+type nodeCoef struct {
+	node treeNode
+	c    float64
+}
+
+// before orders the nodes of a form.
+func (n treeNode) before(m treeNode) bool {
+	return n.level < m.level || n.level == m.level && n.index < m.index
 }
 
 // nodeForm is the noisy count c of node n alone.
 func nodeForm(n treeNode, c float64) form {
-	return form{value: c, coef: map[treeNode]float64{n: 1}}
+	return form{value: c, coef: []nodeCoef{{n, 1}}}
 }
 
 // plus returns a + s b.
 func (a form) plus(s float64, b form) form {
-	out := form{value: a.value + s*b.value, coef: make(map[treeNode]float64, len(a.coef)+len(b.coef))}
-	for n, c := range a.coef {
-		out.coef[n] += c
-	}
-	for n, c := range b.coef {
-		out.coef[n] += s * c
+	out := form{value: a.value + s*b.value, coef: make([]nodeCoef, 0, len(a.coef)+len(b.coef))}
+	i, j := 0, 0
+	for i < len(a.coef) || j < len(b.coef) {
+		switch {
+		case j == len(b.coef) || i < len(a.coef) && a.coef[i].node.before(b.coef[j].node):
+			out.coef = append(out.coef, a.coef[i])
+			i++
+		case i == len(a.coef) || b.coef[j].node.before(a.coef[i].node):
+			out.coef = append(out.coef, nodeCoef{b.coef[j].node, s * b.coef[j].c})
+			j++
+		default:
+			out.coef = append(out.coef, nodeCoef{a.coef[i].node, a.coef[i].c + s*b.coef[j].c})
+			i++
+			j++
+		}
 	}
 	return out
 }
 
-// terms returns the noise terms of R = mass - p N' for the mass form m.
+// terms returns the noise terms of R = mass - p N' for the mass form m:
+// the first level's nodes in order, then the deeper nodes of m.
 func (r *rankTest) terms(m form) []noise.Term {
-	out := make([]noise.Term, 0, len(r.first)+len(m.coef))
+	out := make([]noise.Term, len(r.first), len(r.first)+len(m.coef))
 	for i := range r.first {
-		c := m.coef[treeNode{1, int64(i)}] - r.rank
-		out = append(out, noise.Term{Mech: r.mech, Coef: c})
+		out[i] = noise.Term{Mech: r.mech, Coef: -r.rank}
 	}
-	for n, c := range m.coef {
-		if n.level > 1 {
-			out = append(out, noise.Term{Mech: r.mech, Coef: c})
+	for _, nc := range m.coef {
+		switch {
+		case nc.node.level == 1:
+			out[nc.node.index].Coef = nc.c - r.rank
+		case nc.node.level > 1:
+			out = append(out, noise.Term{Mech: r.mech, Coef: nc.c})
 		}
 	}
 	return out

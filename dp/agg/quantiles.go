@@ -167,6 +167,9 @@ func (q *Quantiles) Merge(s QuantileSummary) error {
 			return fmt.Errorf("agg: %s: leaf %d has a negative count %d", fn, leaf, c)
 		}
 	}
+	if len(q.tree.leaves) == 0 {
+		q.tree.leaves = make(map[int64]int64, len(s.LeafCounts)) // no growth while filling
+	}
 	for leaf, c := range s.LeafCounts {
 		if c > 0 {
 			q.tree.addLeaf(int64(leaf), c)

@@ -683,6 +683,11 @@ func planResult(lines []string) *Result {
 // here on is paid for). A ledger error without a position points at pos. A plan with
 // unbounded contributions was allowed under a lifted budget: if the owner set one between the
 // check and the charge, it is refused here, before any private row is read.
+//
+// The stage does not start while the COMMIT is written, although the transaction's write to
+// the budget row already reserves it: a process that died during the stage before the COMMIT
+// was durable (a crash on one person's value) would leave a data-dependent failure unpaid
+// (docs/benchmarks.md, "Where the first query of a fresh process goes").
 func (e *Engine) charge(ctx context.Context, cost ledger.Budget, text string, pos sqlerr.Pos, preps ...*exec.Prepared) (ledger.Status, error) {
 	spend, err := e.ledger.Prepare(cost, text)
 	if err != nil {

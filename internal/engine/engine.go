@@ -687,7 +687,7 @@ func planResult(lines []string) *Result {
 // The stage does not start while the COMMIT is written, although the transaction's write to
 // the budget row already reserves it: a process that died during the stage before the COMMIT
 // was durable (a crash on one person's value) would leave a data-dependent failure unpaid
-// (docs/benchmarks.md, "Where the first query of a fresh process goes").
+// (docs/benchmarks.md, "Quantile intervals, and where a fresh process's first query goes").
 func (e *Engine) charge(ctx context.Context, cost ledger.Budget, text string, pos sqlerr.Pos, preps ...*exec.Prepared) (ledger.Status, error) {
 	spend, err := e.ledger.Prepare(cost, text)
 	if err != nil {

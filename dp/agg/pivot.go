@@ -52,8 +52,13 @@ func (p pivotTest) accepts(theta, level float64) (bool, error) {
 // neighbours. The accepted set is an interval around the estimate unless the
 // noisy denominator is close to 0, when it may have pieces the grid misses;
 // the scan then errs towards a narrower hull. The interval always contains
-// the seed; if nothing is accepted (the exact value lies outside, an event of
-// probability at most 1 - level), it is the seed alone.
+// the seed. If nothing is accepted, it is the whole range [lo, hi]: the noisy
+// parts are then consistent with no candidate (a noisy count at or below 0,
+// an estimate clamped to the range, a small group under the variance's
+// linearised pivot), and the range is all that is known. The seed alone,
+// which this returned before, was an interval of zero width that missed the
+// exact value whenever it happened (an outside review, 2026-11-30, saw a
+// variance of one value released as [873.5, 873.5]).
 func (p pivotTest) interval(seed, level float64) (lo, hi float64, err error) {
 	seed = math.Min(math.Max(seed, p.lo), p.hi)
 	if p.hi <= p.lo {
@@ -110,7 +115,7 @@ func (p pivotTest) interval(seed, level float64) (lo, hi float64, err error) {
 		}
 	}
 	if math.IsInf(lowest, 1) {
-		return seed, seed, nil
+		return p.lo, p.hi, nil
 	}
 	lo, hi = lowest, highest
 	if !math.IsNaN(below) {

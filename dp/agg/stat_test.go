@@ -479,3 +479,67 @@ func TestQuantileCICoverageShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseGroupIntervals: the pivot's intervals in groups of zero and one
+// value, where the noise can leave no candidate consistent with the noisy
+// parts. The interval must then be the whole range, not the estimate alone:
+// an outside review (2026-11-30) saw the variance of one value released as
+// [873.5, 873.5] and the mean of an empty group as [100, 100]. 2000 intervals
+// at level 0.9 for the variance and the mean of the single value 7 (exact
+// variance 0) on [0, 100]; each must cover at least 0.873 (4 standard errors
+// below the level), and no interval may have zero width.
+func TestSparseGroupIntervals(t *testing.T) {
+	const trials, level = 2000, 0.9
+	v, err := NewBoundedVariance(VarianceOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: 0, Upper: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewBoundedMean(MeanOptions{Epsilon: 1, MaxPartitionsContributed: 1, Lower: 0, Upper: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		exact float64
+		ci    func() (float64, float64, float64, error)
+	}{
+		{"variance of one value", 0, func() (float64, float64, float64, error) {
+			a := v.Fresh()
+			_ = a.Add(7)
+			return a.ResultWithCI(level)
+		}},
+		{"mean of one value", 7, func() (float64, float64, float64, error) {
+			a := m.Fresh()
+			_ = a.Add(7)
+			return a.ResultWithCI(level)
+		}},
+		{"mean of no value", math.NaN(), func() (float64, float64, float64, error) {
+			return m.Fresh().ResultWithCI(level)
+		}},
+	} {
+		in, points := 0, 0
+		for i := 0; i < trials; i++ {
+			r, lo, hi, err := c.ci()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lo > r || r > hi {
+				t.Fatalf("%s: value %v outside its interval [%v, %v]", c.name, r, lo, hi)
+			}
+			if lo == hi {
+				points++
+			}
+			if lo <= c.exact && c.exact <= hi {
+				in++
+			}
+		}
+		cov := float64(in) / trials
+		t.Logf("%s: coverage %.4f, %d intervals of zero width", c.name, cov, points)
+		if points > 0 {
+			t.Errorf("%s: %d of %d intervals have zero width", c.name, points, trials)
+		}
+		if !math.IsNaN(c.exact) && cov < level-4*math.Sqrt(level*(1-level)/trials) {
+			t.Errorf("%s: coverage %.4f, want at least %.3f", c.name, cov, level-4*math.Sqrt(level*(1-level)/trials))
+		}
+	}
+}

@@ -230,6 +230,7 @@ func (m *BoundedMean) result(fn string, level float64) (v, lo, hi float64, c int
 		terms: func(mu float64) []noise.Term {
 			return []noise.Term{{Mech: m.sumMech, Coef: 1}, {Mech: m.countMech, Int: true, Coef: -mu}}
 		},
+		slack: func(mu float64) float64 { return roundingSlack(s, mu*float64(c)) },
 	}
 	lo, hi, err = test.interval(v-mid, level)
 	if err != nil {

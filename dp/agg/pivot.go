@@ -33,12 +33,31 @@ type pivotTest struct {
 	lo, hi float64
 	pivot  func(theta float64) float64
 	terms  func(theta float64) []noise.Term
+	// slack bounds the rounding error of pivot(θ): a pivot within it of 0
+	// counts as 0. Without it, noise far below the values' floating-point
+	// resolution (no noise at all, in the test mode, or a huge epsilon) made
+	// the test reject even the estimate, whose pivot is 0 up to rounding.
+	slack func(theta float64) float64
+}
+
+// roundingSlack is the slack of a pivot summing terms of the given
+// magnitudes: a few units in the last place of their total.
+func roundingSlack(magnitudes ...float64) float64 {
+	total := 0.0
+	for _, m := range magnitudes {
+		total += math.Abs(m)
+	}
+	return 8 * 0x1p-52 * total
 }
 
 // accepts reports whether T(θ) lies within the central level of Z(θ): Z is
 // symmetric, so this is P(Z >= |T|) >= (1 - level)/2.
 func (p pivotTest) accepts(theta, level float64) (bool, error) {
-	tail, err := noise.CombinationTail(p.terms(theta), math.Abs(p.pivot(theta)))
+	x := math.Abs(p.pivot(theta))
+	if p.slack != nil {
+		x = math.Max(0, x-p.slack(theta))
+	}
+	tail, err := noise.CombinationTail(p.terms(theta), x)
 	if err != nil {
 		return false, err
 	}

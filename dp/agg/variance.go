@@ -319,6 +319,7 @@ func (v *BoundedVariance) result(fn string, level float64) (r, lo, hi float64, r
 				{Mech: v.countMech, Int: true, Coef: -(V - h - a*a)},
 			}
 		},
+		slack: func(V float64) float64 { return roundingSlack(s2, 2*a*s1, (V-h-a*a)*cc, bias) },
 	}
 	lo, hi, err = test.interval(r, level)
 	if err != nil {

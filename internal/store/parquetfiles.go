@@ -308,11 +308,18 @@ func checkParquetFiles(ctx context.Context, q backend.Querier, view, ref string,
 // into one of its Parquet scans a filter that reads bloom filters (see above). The refusal
 // depends on the view's SQL only, not on the rows.
 func checkViewPushedFilters(ctx context.Context, q backend.Querier, view, ref string) error {
-	plan, err := analystsOptimizedPlan(ctx, q, "SELECT * FROM "+ref)
+	var rows *backend.Rows
+	err := withAnalystOptimizers(ctx, q, func() (err error) {
+		rows, err = q.Query(ctx, "SELECT CAST(json_serialize_plan(CAST($1 AS VARCHAR), optimize := true) AS VARCHAR)", "SELECT * FROM "+ref)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store: read the optimized plan of private view %s: %w", view, err)
 	}
-	root, err := decodePlan(plan)
+	if len(rows.Values) != 1 {
+		return fmt.Errorf("store: read the optimized plan of private view %s: %d rows", view, len(rows.Values))
+	}
+	root, err := decodePlan(asString(rows.Values[0][0]))
 	if err != nil {
 		return storedFloatsError(view, "a plan dpsql cannot read ("+err.Error()+")")
 	}
@@ -404,28 +411,17 @@ func equalsConstant(v any) bool {
 	return false
 }
 
-// analystsOptimizedPlan returns DuckDB's optimized plan of query (json_serialize_plan) with
-// the optimizers of analysts' sessions (duckfn.AnalystDisabledOptimizers). In an analyst's
-// session, whose settings are those, the setting and the plan are read in one statement: this
-// runs before every query over a private Parquet view. Otherwise the setting is changed for
-// the plan and restored after.
-func analystsOptimizedPlan(ctx context.Context, q backend.Querier, query string) (string, error) {
-	const planned = "SELECT CAST(json_serialize_plan(CAST($1 AS VARCHAR), optimize := true) AS VARCHAR)"
-	read := func(sql string) ([]any, error) {
-		rows, err := q.Query(ctx, sql, query)
-		if err != nil {
-			return nil, err
-		}
-		if len(rows.Values) != 1 {
-			return nil, fmt.Errorf("%d rows", len(rows.Values))
-		}
-		return rows.Values[0], nil
-	}
-	row, err := read("SELECT current_setting('disabled_optimizers'), " + strings.TrimPrefix(planned, "SELECT "))
+// withAnalystOptimizers runs f with DuckDB's optimizers set as in analysts' sessions
+// (duckfn.AnalystDisabledOptimizers), restoring the session's own after.
+func withAnalystOptimizers(ctx context.Context, q backend.Querier, f func() error) error {
+	rows, err := q.Query(ctx, "SELECT current_setting('disabled_optimizers')")
 	if err != nil {
-		return "", err
+		return fmt.Errorf("store: read disabled_optimizers: %w", err)
 	}
-	had := asString(row[0])
+	if len(rows.Values) != 1 {
+		return fmt.Errorf("store: read disabled_optimizers: %d rows", len(rows.Values))
+	}
+	had := asString(rows.Values[0][0])
 	want := strings.Split(had, ",")
 	for _, o := range strings.Split(duckfn.AnalystDisabledOptimizers, ",") {
 		if !slices.Contains(want, o) {
@@ -434,19 +430,16 @@ func analystsOptimizedPlan(ctx context.Context, q backend.Querier, query string)
 	}
 	set := strings.Trim(strings.Join(want, ","), ",")
 	if set == had {
-		return asString(row[1]), nil
+		return f()
 	}
 	if err := q.Exec(ctx, "SET disabled_optimizers = "+ast.QuoteString(set)); err != nil {
-		return "", err
+		return err
 	}
-	row, ferr := read(planned)
+	ferr := f()
 	if err := q.Exec(ctx, "SET disabled_optimizers = "+ast.QuoteString(had)); err != nil && ferr == nil {
-		return "", err
+		return err
 	}
-	if ferr != nil {
-		return "", ferr
-	}
-	return asString(row[0]), nil
+	return ferr
 }
 
 // Values in a Parquet file that DuckDB fails to read.

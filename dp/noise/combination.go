@@ -52,26 +52,9 @@ const (
 // numerically. It fails for a term without a mechanism or with a non-finite
 // coefficient.
 func CombinationTail(terms []Term, t float64) (float64, error) {
-	var scales []float64 // Laplace scales |Coef| * b
-	variance := 0.0      // of the normal part
-	for i, term := range terms {
-		if term.Mech == nil || math.IsNaN(term.Coef) || math.IsInf(term.Coef, 0) {
-			return 0, fmt.Errorf("noise: combination term %d: a mechanism and a finite coefficient are required", i)
-		}
-		scale := term.Mech.Scale()
-		if term.Int {
-			scale = term.Mech.IntScale()
-		}
-		s := math.Abs(term.Coef) * scale
-		if s == 0 {
-			continue
-		}
-		switch term.Mech.Kind() {
-		case Laplace:
-			scales = append(scales, s)
-		default:
-			variance += s * s
-		}
+	scales, variance, err := splitTerms(terms)
+	if err != nil {
+		return 0, err
 	}
 	sort.Float64s(scales)
 	if n := len(scales) - exactLaplaceTerms; n > 0 {
@@ -89,6 +72,31 @@ func CombinationTail(terms []Term, t float64) (float64, error) {
 		return 0.5 * math.Erfc(t/sigma/math.Sqrt2), nil
 	}
 	return exact.normalMixTail(t, sigma), nil
+}
+
+// splitTerms returns the scales |Coef| * b of the Laplace terms and the
+// variance of the Gaussian ones, leaving out terms without noise.
+func splitTerms(terms []Term) (scales []float64, variance float64, err error) {
+	for i, term := range terms {
+		if term.Mech == nil || math.IsNaN(term.Coef) || math.IsInf(term.Coef, 0) {
+			return nil, 0, fmt.Errorf("noise: combination term %d: a mechanism and a finite coefficient are required", i)
+		}
+		scale := term.Mech.Scale()
+		if term.Int {
+			scale = term.Mech.IntScale()
+		}
+		s := math.Abs(term.Coef) * scale
+		if s == 0 {
+			continue
+		}
+		switch term.Mech.Kind() {
+		case Laplace:
+			scales = append(scales, s)
+		default:
+			variance += s * s
+		}
+	}
+	return scales, variance, nil
 }
 
 // normalNodeWeights are the trapezoid rule's weights exp(-u²/2) at its
@@ -125,7 +133,7 @@ func (d laplaceSum) normalMixTail(t, sigma float64) float64 {
 	x := func(k int) float64 { return t - sigma*normalNode(k) }
 	cut := sort.Search(normalNodes, func(k int) bool { return x(k) < 0 })
 	m := len(d.scales)
-	var e, step [exactLaplaceTerms]float64
+	var step [exactLaplaceTerms]float64
 	h := 2 * normalReach / float64(normalNodes-1)
 	for i, s := range d.scales {
 		step[i] = math.Exp(-sigma * h / s)
@@ -139,34 +147,32 @@ func (d laplaceSum) normalMixTail(t, sigma float64) float64 {
 		}
 		return p
 	}
+	// The nodes with x >= 0, then those with x < 0, each from the one nearest
+	// 0 outwards: with p = sum w_i e^{-|x|/s_i}/2, the tail is p at x >= 0 and
+	// 1 - p below.
 	sum := 0.0
-	// Nodes with x >= 0, from the one nearest 0 outwards: tail sum w_i e^{-x/s_i}/2.
-	for k := cut - 1; k >= 0; k-- {
-		if (cut-1-k)%restart == 0 {
-			for i, s := range d.scales {
-				e[i] = math.Exp(-x(k) / s)
+	for _, side := range []struct {
+		first, end, dir int
+		below           bool
+	}{{cut - 1, -1, -1, false}, {cut, normalNodes, 1, true}} {
+		var e [exactLaplaceTerms]float64
+		for k := side.first; k != side.end; k += side.dir {
+			if (k-side.first)*side.dir%restart == 0 {
+				for i, s := range d.scales {
+					e[i] = math.Exp(-math.Abs(x(k)) / s)
+				}
 			}
-		}
-		p := 0.0
-		for i := 0; i < m; i++ {
-			p += d.weights[i] * e[i] / 2
-			e[i] *= step[i]
-		}
-		sum += normalNodeWeights[k] * clamp(p)
-	}
-	// Nodes with x < 0: 1 - sum w_i e^{x/s_i}/2.
-	for k := cut; k < normalNodes; k++ {
-		if (k-cut)%restart == 0 {
-			for i, s := range d.scales {
-				e[i] = math.Exp(x(k) / s)
+			p := 0.0
+			for i := 0; i < m; i++ {
+				p += d.weights[i] * e[i] / 2
+				e[i] *= step[i]
 			}
+			p = clamp(p)
+			if side.below {
+				p = 1 - p
+			}
+			sum += normalNodeWeights[k] * p
 		}
-		p := 0.0
-		for i := 0; i < m; i++ {
-			p += d.weights[i] * e[i] / 2
-			e[i] *= step[i]
-		}
-		sum += normalNodeWeights[k] * (1 - clamp(p))
 	}
 	return sum / normalWeightSum
 }

@@ -110,22 +110,9 @@ func TestCombinationTailSampled(t *testing.T) {
 // combinationTailReference is CombinationTail as first written: an
 // exponential per node of the trapezoid rule. normalMixTail must agree with it.
 func combinationTailReference(terms []Term, t float64) float64 {
-	var scales []float64
-	variance := 0.0
-	for _, term := range terms {
-		scale := term.Mech.Scale()
-		if term.Int {
-			scale = term.Mech.IntScale()
-		}
-		s := math.Abs(term.Coef) * scale
-		if s == 0 {
-			continue
-		}
-		if term.Mech.Kind() == Laplace {
-			scales = append(scales, s)
-		} else {
-			variance += s * s
-		}
+	scales, variance, err := splitTerms(terms)
+	if err != nil {
+		panic(err)
 	}
 	sort.Sort(sort.Reverse(sort.Float64Slice(scales)))
 	if len(scales) > exactLaplaceTerms {

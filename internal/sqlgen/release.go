@@ -239,7 +239,10 @@ func Literal(d backend.Dialect, v any, typ string) (string, error) {
 			}
 			return cast(ast.QuoteString(s)), nil
 		}
-		return cast(strconv.FormatFloat(x, 'g', -1, 64)), nil
+		// With an exponent, which DuckDB reads as a DOUBLE, correctly rounded: a decimal
+		// literal would be read as a DECIMAL and converted, off by one ulp for some 16- and
+		// 17-digit values. PostgreSQL reads either as NUMERIC and converts it exactly.
+		return cast(strconv.FormatFloat(x, 'e', -1, 64)), nil
 	case float32:
 		return Literal(d, float64(x), typ)
 	case string:

@@ -631,7 +631,7 @@ func (pr *Prepared) exactGroups(ctx context.Context, b backend.Backend) error {
 // (sqlgen.NestsInexactValues).
 func (pr *Prepared) setKeyTypes(types []string) error {
 	q := pr.Plan.Query
-	if err := sqlgen.CheckKeyTypes(q, types, !direct(q) || pr.Plan.ConfidenceLevel > 0); err != nil {
+	if err := sqlgen.CheckKeyTypes(q, types, !direct(q)); err != nil {
 		return err
 	}
 	for i, typ := range types {
@@ -876,16 +876,27 @@ func (pr *Prepared) releaseTable(probe *backend.Rows) *sqlgen.ReleaseTable {
 }
 
 // postProcessed is the query the database evaluates over the released groups, or nil when
-// the released table is the result as it is.
+// the result is the released table's columns picked in Go (directColumns): the outputs are
+// exactly keys and aggregates, with their intervals' bounds beside them when the query asks
+// for confidence intervals.
 func (pr *Prepared) postProcessed() *analyzer.Query {
-	level := pr.Plan.ConfidenceLevel
-	if direct(pr.Plan.Query) && level == 0 {
+	if direct(pr.Plan.Query) {
 		return nil
 	}
-	return withIntervals(pr.Plan, level)
+	return withIntervals(pr.Plan, pr.Plan.ConfidenceLevel)
 }
 
 func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *StageRows) (*Result, error) {
+	res, table, err := pr.releasedTable(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return pr.postProcess(ctx, b, res, table, pr.postProcessed())
+}
+
+// releasedTable selects and noises the groups of st: the released table (keys, then each
+// aggregate's value and, with confidence intervals, its bounds), and the Result to fill.
+func (pr *Prepared) releasedTable(ctx context.Context, st *StageRows) (*Result, *sqlgen.ReleaseTable, error) {
 	q := pr.Plan.Query
 	rows := st.rows
 	col := map[string]int{}
@@ -898,15 +909,15 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 	res := &Result{StageSQL: pr.StageSQL, Groups: len(rows.Values)}
 	for _, row := range rows.Values {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		n, err := toInt64(row[col[sqlgen.UnitsColumn]])
 		if err != nil {
-			return nil, fmt.Errorf("exec: unit count: %w", err)
+			return nil, nil, fmt.Errorf("exec: unit count: %w", err)
 		}
 		keep, err := pr.Release.Keep(n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !keep {
 			continue
@@ -921,16 +932,16 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 				s, err = summary(row, col, j, n)
 			}
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if a := pr.Plan.Aggregates[j]; a.Func == analyzer.Percentile || a.Func == analyzer.Quantiles {
 				if s.Leaves, err = leaves(row, col, j); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			v, err := pr.Release.Value(j, s)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if pr.Plan.Aggregates[j].IntegerResult {
 				v = roundValue(v)
@@ -946,12 +957,23 @@ func (pr *Prepared) releaseRows(ctx context.Context, b backend.Backend, st *Stag
 		table.Rows = append(table.Rows, out)
 	}
 	res.Released = len(table.Rows)
-	post := pr.postProcessed()
+	return res, table, nil
+}
+
+// postProcess fills res's columns, types, rows and noise from the released table: by
+// post, a query the database evaluates over it, or, when post is nil, by picking the
+// table's columns in Go (directColumns).
+func (pr *Prepared) postProcess(ctx context.Context, b backend.Backend, res *Result, table *sqlgen.ReleaseTable, post *analyzer.Query) (*Result, error) {
+	level := pr.Plan.ConfidenceLevel
 	if post == nil {
-		res.Columns = outputNames(q)
-		res.Types = reorderTypes(q, table.Types)
-		res.Rows = reorder(q, table.Rows)
-		res.Noise = pr.noise(q.Outputs, len(res.Columns))
+		var cells []int
+		res.Columns, cells = directColumns(pr.Plan)
+		res.Types = pick(cells, table.Types)
+		res.Rows = make([][]any, len(table.Rows))
+		for i, r := range table.Rows {
+			res.Rows[i] = pick(cells, r)
+		}
+		res.Noise = pr.noise(withIntervals(pr.Plan, level).Outputs, len(res.Columns))
 		return res, nil
 	}
 	sql, err := sqlgen.Release(post, pr.dialect, table)
@@ -1002,36 +1024,37 @@ func direct(q *analyzer.Query) bool {
 	return true
 }
 
-func outputNames(q *analyzer.Query) []string {
-	var names []string
-	for _, o := range q.Outputs {
-		names = append(names, o.Name)
-	}
-	return names
-}
-
-func reorder(q *analyzer.Query, rows [][]any) [][]any {
-	out := make([][]any, len(rows))
-	for i, r := range rows {
-		out[i] = outputOrder(q, r)
-	}
-	return out
-}
-
-// reorderTypes is the types of the outputs of a direct query, from the released table's
-// (keys, then aggregates).
-func reorderTypes(q *analyzer.Query, types []string) []string { return outputOrder(q, types) }
-
-// outputOrder puts a released row's cells (keys, then aggregates) in the query's output order.
-func outputOrder[T any](q *analyzer.Query, cells []T) []T {
+// directColumns is, for a direct query (see direct), where each output column comes from
+// in the released table (keys, then each aggregate's value and, with confidence intervals,
+// its bounds) and its name: the columns withIntervals would compute, picked in Go without a
+// statement.
+func directColumns(p *plan.Plan) (names []string, cells []int) {
+	q := p.Query
 	nk := len(q.Keys)
-	out := make([]T, len(q.Outputs))
-	for k, c := range q.Outputs {
-		if c.Key >= 0 {
-			out[k] = cells[c.Key]
-		} else {
-			out[k] = cells[nk+c.Agg]
+	stride := 1 // the released table's columns per aggregate: its value, then its bounds
+	if p.ConfidenceLevel > 0 {
+		stride = 3
+	}
+	for _, o := range q.Outputs {
+		if o.Key >= 0 {
+			names, cells = append(names, o.Name), append(cells, o.Key)
+			continue
 		}
+		c := nk + stride*o.Agg
+		names, cells = append(names, o.Name), append(cells, c)
+		if stride == 3 && p.Aggregates[o.Agg].Report == nil {
+			names = append(names, o.Name+"_lo", o.Name+"_hi")
+			cells = append(cells, c+1, c+2)
+		}
+	}
+	return names, cells
+}
+
+// pick returns the elements of from at the indexes cells.
+func pick[T any](cells []int, from []T) []T {
+	out := make([]T, len(cells))
+	for i, c := range cells {
+		out[i] = from[c]
 	}
 	return out
 }
@@ -1046,7 +1069,8 @@ func (pr *Prepared) Released(ctx context.Context, b backend.Backend) (*sqlgen.Re
 	table := pr.releaseTable(pr.probe)
 	post := pr.postProcessed()
 	if post == nil {
-		return &sqlgen.ReleaseTable{Columns: outputNames(pr.Plan.Query), Types: reorderTypes(pr.Plan.Query, table.Types)}, nil
+		names, cells := directColumns(pr.Plan)
+		return &sqlgen.ReleaseTable{Columns: names, Types: pick(cells, table.Types)}, nil
 	}
 	sql, err := sqlgen.Release(post, pr.dialect, table)
 	if err != nil {

@@ -96,7 +96,8 @@ func keyExpr(p *plan.Plan, d backend.Dialect, i int, x string) string {
 
 // CheckKeyTypes refuses, before any data is read, group keys whose values the release step
 // could not print back as SQL for post-processing (HAVING, ORDER BY, LIMIT, expressions over
-// keys, confidence intervals): DuckDB's STRUCT, MAP and UNION values. Such a query would
+// keys): DuckDB's STRUCT, MAP and UNION values. A query whose outputs are exactly keys and
+// aggregates, with or without confidence intervals, is not post-processed by the database. Such a query would
 // otherwise fail only once groups were released, and whether any group is released depends on
 // the data.
 func CheckKeyTypes(q *analyzer.Query, types []string, postProcessed bool) error {
@@ -108,7 +109,7 @@ func CheckKeyTypes(q *analyzer.Query, types []string, postProcessed bool) error 
 		for _, nested := range []string{"STRUCT(", "MAP(", "UNION("} {
 			if strings.Contains(t, nested) && i < len(q.Keys) {
 				return sqlerr.New(q.Keys[i].Expr.Span().Start, sqlerr.FeatureNotSupported,
-					"a group key of type %s cannot be post-processed (HAVING, ORDER BY, LIMIT, expressions over the keys or confidence intervals)", typ).
+					"a group key of type %s cannot be post-processed (HAVING, ORDER BY, LIMIT or expressions over the keys)", typ).
 					WithHint("group by the fields of the value instead (s.field), or select the key and the aggregates only")
 			}
 		}

@@ -131,23 +131,25 @@ func TestSameAnswersAsDpsql(t *testing.T) {
 	}
 }
 
-// TestSameDistribution: at an ordinary epsilon, the released counts of dpsql-beam and of
+// TestSameDistribution: at a finite epsilon, the released counts of dpsql-beam and of
 // dpsql have the same distribution (two-sample Kolmogorov-Smirnov test of the noise, 0.1%
 // level; the stages are exactly equal, so this checks that the release is the same too).
+// Each run releases the 120 groups of (item, month), every one of at least 64 customers, so
+// that a few runs of each give hundreds of independent noise draws.
 func TestSameDistribution(t *testing.T) {
 	root := rootDir
 	beamSetup := unlimited(t, filepath.Join(root, "examples/shop/beam-setup.sql"), root)
 	dpsqlSetup := unlimited(t, filepath.Join(root, "examples/shop/setup.sql"), root)
-	const q = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=2, delta=1e-3, kappa=10) item, ANON_COUNT(*) AS n FROM purchases GROUP BY item"
+	const q = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=20, delta=1e-3, kappa=27) item, EXTRACT(MONTH FROM day) AS month, ANON_COUNT(*) AS n FROM purchases GROUP BY item, month"
 	exact := releasedCounts(t, 1, func() (int, string, string) {
-		return dpsqlRun(t, "--init", dpsqlSetup, "--format", "json", "-q", "-c", strings.Replace(q, "epsilon=2", "epsilon=1e20", 1))
+		return dpsqlRun(t, "--init", dpsqlSetup, "--format", "json", "-q", "-c", strings.Replace(q, "epsilon=20", "epsilon=1e20", 1))
 	})[0]
-	const runs = 30
+	const runs = 5
 	errorsOf := func(f func() (int, string, string)) []float64 {
 		var out []float64
 		for _, r := range releasedCounts(t, runs, f) {
-			for item, n := range r {
-				out = append(out, n-exact[item])
+			for group, n := range r {
+				out = append(out, n-exact[group])
 			}
 		}
 		return out
@@ -158,11 +160,12 @@ func TestSameDistribution(t *testing.T) {
 	d := errorsOf(func() (int, string, string) {
 		return dpsqlRun(t, "--init", dpsqlSetup, "--format", "json", "-q", "-c", q)
 	})
-	if len(b) < runs*9 || len(d) < runs*9 {
+	if len(b) < runs*100 || len(d) < runs*100 {
 		t.Fatalf("%d and %d released counts", len(b), len(d))
 	}
 	ks := ksStatistic(b, d)
 	crit := 1.95 * math.Sqrt(float64(len(b)+len(d))/float64(len(b)*len(d)))
+	t.Logf("%d and %d noise draws: KS statistic %.3f (critical %.3f), standard deviations %.2f and %.2f", len(b), len(d), ks, crit, stddev(b), stddev(d))
 	if ks > crit {
 		t.Errorf("KS statistic %.3f > %.3f: dpsql-beam's noise differs from dpsql's", ks, crit)
 	}
@@ -185,7 +188,7 @@ func releasedCounts(t *testing.T, runs int, f func() (int, string, string)) []ma
 		}
 		m := map[string]float64{}
 		for _, r := range rows {
-			m[r["item"].(string)] = r["n"].(float64)
+			m[fmt.Sprint(r["item"], "/", r["month"])] = r["n"].(float64)
 		}
 		out = append(out, m)
 	}

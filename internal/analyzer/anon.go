@@ -521,8 +521,43 @@ func (b *anonBuilder) publicDomain() error {
 			"with group_selection_strategy=PUBLIC_GROUPS the groups cannot come from an UNNEST of another relation's arrays",
 			"group by columns of a public relation (or a literal list, UNNEST([...])), or drop PUBLIC_GROUPS")
 	}
+	if c := columnOf(b.s.Where, b.sc, src); c != nil {
+		// ZetaSQL refuses any filter between the public groups join and the aggregation,
+		// "because they could suppress public groups from the result". A filter on private
+		// columns only removes private rows here; one on the public relation's columns would
+		// be ignored by the groups, every one of which is released.
+		return sqlerr.Privacy(c.Span().Start, RulePublicGroups,
+			fmt.Sprintf("with group_selection_strategy=PUBLIC_GROUPS every distinct key of the public relation is released, so a WHERE on its column %s would not remove its groups", ast.Format(c)),
+			"filter the public relation in a subquery of the join: JOIN (SELECT DISTINCT k FROM public_table WHERE ...) AS g ON ...")
+	}
 	b.q.Domain = src.node
 	return nil
+}
+
+// columnOf returns a column reference of x, outside its subqueries, that sc resolves to a
+// column of item, or nil.
+func columnOf(x ast.Expr, sc *scope, it *item) *ast.ColumnRef {
+	var found *ast.ColumnRef
+	if x == nil {
+		return nil
+	}
+	ast.Walk(x, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Subquery, *ast.Exists:
+			return false
+		case *ast.InSubquery:
+			if c := columnOf(n.X, sc, it); c != nil && found == nil {
+				found = c
+			}
+			return false
+		case *ast.ColumnRef:
+			if r, err := sc.resolve(n); err == nil && !r.outer && r.item == it && found == nil {
+				found = n
+			}
+		}
+		return found == nil
+	})
+	return found
 }
 
 // publicGroupsJoin accepts ZetaSQL's spelling of public groups,

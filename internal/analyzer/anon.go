@@ -521,23 +521,57 @@ func (b *anonBuilder) publicDomain() error {
 			"with group_selection_strategy=PUBLIC_GROUPS the groups cannot come from an UNNEST of another relation's arrays",
 			"group by columns of a public relation (or a literal list, UNNEST([...])), or drop PUBLIC_GROUPS")
 	}
-	if c := columnOf(b.s.Where, b.sc, src); c != nil {
+	if c := b.filterOn(src); c != nil {
 		// ZetaSQL refuses any filter between the public groups join and the aggregation,
-		// "because they could suppress public groups from the result". A filter on private
-		// columns only removes private rows here; one on the public relation's columns would
-		// be ignored by the groups, every one of which is released.
+		// "because they could suppress public groups from the result". A condition that
+		// reads the groups' relation alone would be ignored by the groups, every one of
+		// which is released; one that also reads other relations filters their rows.
 		return sqlerr.Privacy(c.Span().Start, RulePublicGroups,
-			fmt.Sprintf("with group_selection_strategy=PUBLIC_GROUPS every distinct key of the public relation is released, so a WHERE on its column %s would not remove its groups", ast.Format(c)),
+			fmt.Sprintf("with group_selection_strategy=PUBLIC_GROUPS every distinct key of the public relation is released, so a condition on its column %s alone would not remove its groups", ast.Format(c)),
 			"filter the public relation in a subquery of the join: JOIN (SELECT DISTINCT k FROM public_table WHERE ...) AS g ON ...")
 	}
 	b.q.Domain = src.node
 	return nil
 }
 
-// columnOf returns a column reference of x, outside its subqueries, that sc resolves to a
-// column of item, or nil.
-func columnOf(x ast.Expr, sc *scope, it *item) *ast.ColumnRef {
-	var found *ast.ColumnRef
+// filterOn returns a column of the first condition, a conjunct of the WHERE or of a join's
+// ON, whose columns (outside subqueries) are all columns of it, or nil.
+func (b *anonBuilder) filterOn(it *item) *ast.ColumnRef {
+	conds := conjuncts(b.s.Where)
+	var walk func(t ast.TableExpr)
+	walk = func(t ast.TableExpr) {
+		if j, ok := t.(*ast.Join); ok {
+			conds = append(conds, conjuncts(j.On)...)
+			walk(j.Left)
+			walk(j.Right)
+		}
+	}
+	for _, t := range b.q.From {
+		walk(t)
+	}
+	for _, c := range conds {
+		refs := columnRefs(c)
+		var first *ast.ColumnRef
+		for _, r := range refs {
+			res, err := b.sc.resolve(r)
+			if err != nil || res.outer || res.item != it {
+				first = nil
+				break
+			}
+			if first == nil {
+				first = r
+			}
+		}
+		if first != nil {
+			return first
+		}
+	}
+	return nil
+}
+
+// columnRefs returns the column references of x outside its subqueries.
+func columnRefs(x ast.Expr) []*ast.ColumnRef {
+	var refs []*ast.ColumnRef
 	if x == nil {
 		return nil
 	}
@@ -546,18 +580,14 @@ func columnOf(x ast.Expr, sc *scope, it *item) *ast.ColumnRef {
 		case *ast.Subquery, *ast.Exists:
 			return false
 		case *ast.InSubquery:
-			if c := columnOf(n.X, sc, it); c != nil && found == nil {
-				found = c
-			}
+			refs = append(refs, columnRefs(n.X)...)
 			return false
 		case *ast.ColumnRef:
-			if r, err := sc.resolve(n); err == nil && !r.outer && r.item == it && found == nil {
-				found = n
-			}
+			refs = append(refs, n)
 		}
-		return found == nil
+		return true
 	})
-	return found
+	return refs
 }
 
 // publicGroupsJoin accepts ZetaSQL's spelling of public groups,

@@ -41,7 +41,7 @@ func reportTree(a *plan.Aggregate, v Value) *reportNode {
 		if a.IntegerResult {
 			switch y := x.(type) {
 			case float64:
-				return int64(math.Round(y))
+				return roundInt64(y)
 			}
 			return x
 		}

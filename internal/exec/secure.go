@@ -326,8 +326,8 @@ func (s *sumAcc) describe() string {
 
 func roundValue(v Value) Value {
 	r := func(x any) any {
-		if f, ok := x.(float64); ok && !math.IsNaN(f) && math.Abs(f) < 9e18 {
-			return int64(math.Round(f))
+		if f, ok := x.(float64); ok && !math.IsNaN(f) {
+			return roundInt64(f)
 		}
 		return x
 	}
@@ -336,6 +336,19 @@ func roundValue(v Value) Value {
 		v.Lo, v.Hi = r(v.Lo), r(v.Hi)
 	}
 	return v
+}
+
+// roundInt64 rounds f to the nearest int64, saturating at the type's ends as Google's
+// library casts a noisy integer result (SafeCastFromDouble): a sum beyond them is released
+// as the end on its side, never converted out of range (which gives the wrong sign).
+func roundInt64(f float64) int64 {
+	switch {
+	case f >= 0x1p63:
+		return math.MaxInt64
+	case f < -0x1p63:
+		return math.MinInt64
+	}
+	return int64(math.Round(f))
 }
 
 type meanAcc struct{ proto *agg.BoundedMean }

@@ -89,7 +89,9 @@ func (e *Engine) nested(ctx context.Context, n *analyzer.Nested, text string, ex
 			// data (the deadline is shared): the uniform error, as if it had struck in a part.
 			return nil, e.failedAfterDataAt(pos, total, err)
 		}
-		return nil, err
+		// The outer query reads the parts' released rows only: its cause is shown, with
+		// the charge (the parts ran), as for a part's own post-processing.
+		return nil, postProcessFailed(pos, total, err)
 	}
 	nameColumns(n.Query, out)
 	parts := "1 anonymized part"

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -226,5 +227,47 @@ func TestNestedAnonExplain(t *testing.T) {
 	}
 	if s := env.spent(t); s != (ledger.Budget{}) {
 		t.Errorf("EXPLAIN charged %v", s)
+	}
+}
+
+// A nested part's released rows are read back by its outer query through SQL, so its keys
+// must print as SQL values, with or without confidence intervals: a STRUCT key is refused
+// before the charge (an outside review saw it fail after the charge, its error quoting a
+// released value and saying nothing was charged). The same part alone, whose result is
+// picked in Go, is answered.
+func TestNestedKeysReadBackAsSQL(t *testing.T) {
+	env := newBudgetEnv(t, backend.DuckDB,
+		"CREATE VIEW st OPTIONS(anonymization_userid_column='uid') AS SELECT uid, {'c': city} AS k FROM raw")
+	an := env.analyst(t, testmode.Noiseless{}, time.Minute)
+	ctx := context.Background()
+	part := "SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.5, delta=1e-5, kappa=1%s) k, ANON_COUNT(* CLAMPED BETWEEN 0 AND 1) AS n FROM st GROUP BY k"
+	for _, level := range []string{"", ", confidence_level=0.9"} {
+		before := env.spent(t)
+		_, err := an.Exec(ctx, "SELECT * FROM ("+fmt.Sprintf(part, level)+") AS r")
+		if se, ok := sqlerr.As(err); !ok || se.Code != sqlerr.FeatureNotSupported || !strings.Contains(se.Msg, "STRUCT") {
+			t.Errorf("nested STRUCT key%s: %v, want a refusal (0A000)", level, err)
+		}
+		if s := env.spent(t); s != before {
+			t.Fatalf("nested STRUCT key%s: charged %v before being refused", level, s.Epsilon-before.Epsilon)
+		}
+		res, err := an.Exec(ctx, fmt.Sprintf(part, level))
+		if err != nil || len(res[0].Rows) != 3 {
+			t.Errorf("STRUCT key%s alone: %v, %v", level, err, res)
+		}
+	}
+}
+
+// The outer query runs after the charge over released values only: when it fails on them,
+// the error shows its cause and says the query was charged (it said nothing was).
+func TestNestedOuterFailureSaysCharged(t *testing.T) {
+	env := newBudgetEnv(t, backend.DuckDB)
+	an := env.analyst(t, testmode.Noiseless{}, time.Minute)
+	_, err := an.Exec(context.Background(), "SELECT CAST(r.city || 'x' AS INTEGER) FROM ("+opts+plain+") AS r")
+	se, ok := sqlerr.As(err)
+	if !ok || !strings.Contains(se.Msg, "was charged epsilon=0.5") || strings.Contains(se.Hint, "nothing was charged") {
+		t.Errorf("%v", err)
+	}
+	if s := env.spent(t); s.Epsilon != 0.5 {
+		t.Errorf("charged %v", s)
 	}
 }

@@ -1067,6 +1067,11 @@ func (pr *Prepared) Released(ctx context.Context, b backend.Backend) (*sqlgen.Re
 		return nil, err
 	}
 	table := pr.releaseTable(pr.probe)
+	// The outer query reads a part's released rows back through SQL (sqlgen.Released), as
+	// a post-processing query would: its keys must print as SQL values.
+	if err := sqlgen.CheckKeyTypes(pr.Plan.Query, table.Types[:len(pr.Plan.Query.Keys)], true); err != nil {
+		return nil, err
+	}
 	post := pr.postProcessed()
 	if post == nil {
 		names, cells := directColumns(pr.Plan)

@@ -96,8 +96,9 @@ func keyExpr(p *plan.Plan, d backend.Dialect, i int, x string) string {
 
 // CheckKeyTypes refuses, before any data is read, group keys whose values the release step
 // could not print back as SQL for post-processing (HAVING, ORDER BY, LIMIT, expressions over
-// keys): DuckDB's STRUCT, MAP and UNION values. A query whose outputs are exactly keys and
-// aggregates, with or without confidence intervals, is not post-processed by the database. Such a query would
+// keys, a query over the released rows of a nested part): DuckDB's STRUCT, MAP and UNION
+// values. A query whose outputs are exactly keys and aggregates, with or without confidence
+// intervals, is not post-processed by the database unless it is such a part. Such a query would
 // otherwise fail only once groups were released, and whether any group is released depends on
 // the data.
 func CheckKeyTypes(q *analyzer.Query, types []string, postProcessed bool) error {
@@ -109,8 +110,8 @@ func CheckKeyTypes(q *analyzer.Query, types []string, postProcessed bool) error 
 		for _, nested := range []string{"STRUCT(", "MAP(", "UNION("} {
 			if strings.Contains(t, nested) && i < len(q.Keys) {
 				return sqlerr.New(q.Keys[i].Expr.Span().Start, sqlerr.FeatureNotSupported,
-					"a group key of type %s cannot be post-processed (HAVING, ORDER BY, LIMIT or expressions over the keys)", typ).
-					WithHint("group by the fields of the value instead (s.field), or select the key and the aggregates only")
+					"a group key of type %s cannot be post-processed (HAVING, ORDER BY, LIMIT, expressions over the keys, or a query over the released rows)", typ).
+					WithHint("group by the fields of the value instead (s.field), or select only the key and the aggregates, outside another query")
 			}
 		}
 	}

@@ -32,20 +32,25 @@ import (
 // phaseOf, and "go" is the rest (parse, analysis, rewrite, SQL generation, noise).
 
 // DPSQL_BENCH_SHAPE=easy takes the easy shape of bench_test.go instead, and
-// DPSQL_BENCH_QUERY=implicit the query with an implicit-bounds count (implicitSQL), so that
+// DPSQL_BENCH_QUERY=implicit the query with an implicit-bounds count (implicitSQL)
+// (=confidence: with confidence intervals), so that
 // the phases of issue 16's other figures can be broken down the same way; /floor is the
 // non-private floor on the same file, as the owner runs it. DPSQL_BENCH_OWNER=1 opens the
 // file as its owner instead of as an analyst (DuckDB's optimizers as the owner has them).
 //
 //	DPSQL_BENCH_ROWS=10000000 DPSQL_BENCH_SHAPE=easy DPSQL_BENCH_QUERY=implicit go test -run '^$' -bench 'FixedCosts/query' -benchtime 5x .
 
-// fixedQuery is the benchmarks' anonymized query: anonSQL of bench_test.go, or implicitSQL
-// with DPSQL_BENCH_QUERY=implicit.
+// fixedQuery is the benchmarks' anonymized query: anonSQL of bench_test.go, implicitSQL with
+// DPSQL_BENCH_QUERY=implicit, or anonSQL with 90% confidence intervals with
+// DPSQL_BENCH_QUERY=confidence.
 var fixedQuery = benchQuery()
 
 func benchQuery() string {
-	if os.Getenv("DPSQL_BENCH_QUERY") == "implicit" {
+	switch os.Getenv("DPSQL_BENCH_QUERY") {
+	case "implicit":
 		return implicitSQL
+	case "confidence":
+		return strings.Replace(anonSQL, "kappa=4)", "kappa=4, confidence_level=0.9)", 1)
 	}
 	return anonSQL
 }

@@ -97,10 +97,10 @@ func keyExpr(p *plan.Plan, d backend.Dialect, i int, x string) string {
 // CheckKeyTypes refuses, before any data is read, group keys whose values the release step
 // could not print back as SQL for post-processing (HAVING, ORDER BY, LIMIT, expressions over
 // keys, a query over the released rows of a nested part): DuckDB's STRUCT, MAP and UNION
-// values. A query whose outputs are exactly keys and aggregates, with or without confidence
-// intervals, is not post-processed by the database unless it is such a part. Such a query would
-// otherwise fail only once groups were released, and whether any group is released depends on
-// the data.
+// values. Such a query would otherwise fail only once groups were released, and whether any
+// group is released depends on the data. A query whose outputs are exactly keys and
+// aggregates, with or without confidence intervals, is not post-processed by the database
+// unless it is a nested part.
 func CheckKeyTypes(q *analyzer.Query, types []string, postProcessed bool) error {
 	if !postProcessed {
 		return nil

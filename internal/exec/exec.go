@@ -964,16 +964,17 @@ func (pr *Prepared) releasedTable(ctx context.Context, st *StageRows) (*Result, 
 // post, a query the database evaluates over it, or, when post is nil, by picking the
 // table's columns in Go (directColumns).
 func (pr *Prepared) postProcess(ctx context.Context, b backend.Backend, res *Result, table *sqlgen.ReleaseTable, post *analyzer.Query) (*Result, error) {
-	level := pr.Plan.ConfidenceLevel
 	if post == nil {
-		var cells []int
-		res.Columns, cells = directColumns(pr.Plan)
-		res.Types = pick(cells, table.Types)
+		outputs, cells, err := directColumns(pr.Plan, table)
+		if err != nil {
+			return nil, err
+		}
+		res.Columns, res.Types = outputNames(outputs), pick(cells, table.Types)
 		res.Rows = make([][]any, len(table.Rows))
 		for i, r := range table.Rows {
 			res.Rows[i] = pick(cells, r)
 		}
-		res.Noise = pr.noise(withIntervals(pr.Plan, level).Outputs, len(res.Columns))
+		res.Noise = pr.noise(outputs, len(res.Columns))
 		return res, nil
 	}
 	sql, err := sqlgen.Release(post, pr.dialect, table)
@@ -1024,30 +1025,37 @@ func direct(q *analyzer.Query) bool {
 	return true
 }
 
-// directColumns is, for a direct query (see direct), where each output column comes from
-// in the released table (keys, then each aggregate's value and, with confidence intervals,
-// its bounds) and its name: the columns withIntervals would compute, picked in Go without a
-// statement.
-func directColumns(p *plan.Plan) (names []string, cells []int) {
-	q := p.Query
-	nk := len(q.Keys)
-	stride := 1 // the released table's columns per aggregate: its value, then its bounds
-	if p.ConfidenceLevel > 0 {
-		stride = 3
+// directColumns is, for a direct query (see direct), the outputs withIntervals gives it
+// and where each comes from in the released table t: every one of them reads a column of t
+// (a key, an aggregate's value or an end of its interval), so the database's query over t
+// would only pick columns, which Go does without a statement.
+func directColumns(p *plan.Plan, t *sqlgen.ReleaseTable) (outputs []*analyzer.Output, cells []int, err error) {
+	at := make(map[string]int, len(t.Columns))
+	for i, c := range t.Columns {
+		at[c] = i
 	}
-	for _, o := range q.Outputs {
-		if o.Key >= 0 {
-			names, cells = append(names, o.Name), append(cells, o.Key)
-			continue
+	outputs = withIntervals(p, p.ConfidenceLevel).Outputs
+	for _, o := range outputs {
+		c, ok := o.Expr.(*ast.ColumnRef)
+		var i int
+		if ok && len(c.Parts) == 1 {
+			i, ok = at[c.Parts[0].Name]
 		}
-		c := nk + stride*o.Agg
-		names, cells = append(names, o.Name), append(cells, c)
-		if stride == 3 && p.Aggregates[o.Agg].Report == nil {
-			names = append(names, o.Name+"_lo", o.Name+"_hi")
-			cells = append(cells, c+1, c+2)
+		if !ok {
+			return nil, nil, fmt.Errorf("exec: output %s is not a released column", o.Name)
 		}
+		cells = append(cells, i)
 	}
-	return names, cells
+	return outputs, cells, nil
+}
+
+// outputNames are the names of outputs.
+func outputNames(outputs []*analyzer.Output) []string {
+	names := make([]string, len(outputs))
+	for i, o := range outputs {
+		names[i] = o.Name
+	}
+	return names
 }
 
 // pick returns the elements of from at the indexes cells.
@@ -1074,8 +1082,11 @@ func (pr *Prepared) Released(ctx context.Context, b backend.Backend) (*sqlgen.Re
 	}
 	post := pr.postProcessed()
 	if post == nil {
-		names, cells := directColumns(pr.Plan)
-		return &sqlgen.ReleaseTable{Columns: names, Types: pick(cells, table.Types)}, nil
+		outputs, cells, err := directColumns(pr.Plan, table)
+		if err != nil {
+			return nil, err
+		}
+		return &sqlgen.ReleaseTable{Columns: outputNames(outputs), Types: pick(cells, table.Types)}, nil
 	}
 	sql, err := sqlgen.Release(post, pr.dialect, table)
 	if err != nil {

@@ -134,7 +134,7 @@ func TestSameAnswersAsDpsql(t *testing.T) {
 // TestSameDistribution: at a finite epsilon, the released counts of dpsql-beam and of
 // dpsql have the same distribution (two-sample Kolmogorov-Smirnov test of the noise, 0.1%
 // level; the stages are exactly equal, so this checks that the release is the same too).
-// Each run releases the 120 groups of (item, month), every one of at least 64 customers, so
+// Each run releases the 100 groups of (item, month), every one of at least 64 customers, so
 // that a few runs of each give hundreds of independent noise draws.
 func TestSameDistribution(t *testing.T) {
 	root := rootDir

@@ -10,9 +10,22 @@ import (
 )
 
 // chiSquare compares observed counts of integer values with the expected
-// probabilities pmf(y), pooling the tails (values with expected count < 20)
-// into two bins. It returns the statistic and its degrees of freedom.
+// probabilities pmf(y) of a symmetric distribution, pooling the tails (values
+// with expected count < 20) into two bins. It narrows [lo, hi] until each
+// tail bin expects at least 20 values too: a tail bin expecting 0.005 turns a
+// single far value, an event of probability 0.5%, into a statistic of 200.
+// It returns the statistic and its degrees of freedom.
 func chiSquare(counts map[int64]int, n int, pmf func(int64) float64, lo, hi int64) (float64, int) {
+	for hi > lo {
+		inside := 0.0
+		for y := lo; y <= hi; y++ {
+			inside += pmf(y)
+		}
+		if (1-inside)*float64(n)/2 >= 20 {
+			break
+		}
+		lo, hi = lo+1, hi-1
+	}
 	stat, bins := 0.0, 0
 	var lowObs, highObs int
 	lowExp, highExp := 0.0, 0.0

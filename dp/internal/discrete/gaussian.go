@@ -21,7 +21,7 @@ type Gaussian struct {
 func (d Gaussian) Sample(src *securerand.Source) int64 {
 	u := d.Sigma.Num
 	lap := Laplace{Scale: d.Sigma}
-	den := mul64(u, u).shl1() // 2u^2 < 2^85
+	den := mul64(u, u).shl(1) // 2u^2 < 2^85
 	for {
 		y := lap.Sample(src)
 		ay := uint64(y)

@@ -15,25 +15,37 @@ import (
 // Histogram counts samples rounded to a granularity.
 type Histogram struct {
 	granularity float64
-	counts      map[float64]int64
+	counts      map[uint64]int64 // by binKey: a uint64 key hashes faster than a float64
 	n           int64
+}
+
+// binKey is x's bin in the map: its bits, with -0 counted as 0 (as a float64
+// key would) and every NaN in one bin.
+func binKey(x float64) uint64 {
+	if x == 0 {
+		return 0
+	}
+	if x != x {
+		return math.Float64bits(math.NaN())
+	}
+	return math.Float64bits(x)
 }
 
 // NewHistogram returns an empty histogram that rounds samples to the
 // nearest multiple of granularity (0 or less: no rounding).
 func NewHistogram(granularity float64) *Histogram {
-	return &Histogram{granularity: granularity, counts: make(map[float64]int64)}
+	return &Histogram{granularity: granularity, counts: make(map[uint64]int64)}
 }
 
 // Add counts one sample.
 func (h *Histogram) Add(x float64) {
-	h.counts[RoundToMultiple(x, h.granularity)]++
+	h.counts[binKey(RoundToMultiple(x, h.granularity))]++
 	h.n++
 }
 
 // AddKey counts one sample in the exact bin x.
 func (h *Histogram) AddKey(x float64) {
-	h.counts[x]++
+	h.counts[binKey(x)]++
 	h.n++
 }
 
@@ -41,7 +53,7 @@ func (h *Histogram) AddKey(x float64) {
 func (h *Histogram) N() int64 { return h.n }
 
 // Count returns the number of samples in the bin of x.
-func (h *Histogram) Count(x float64) int64 { return h.counts[RoundToMultiple(x, h.granularity)] }
+func (h *Histogram) Count(x float64) int64 { return h.counts[binKey(RoundToMultiple(x, h.granularity))] }
 
 // RoundToMultiple rounds x to the nearest multiple of g (ties away from
 // zero); g <= 0 returns x.

@@ -56,13 +56,47 @@ func (s *Source) Uint64() uint64 {
 // Bit returns one uniformly random bit.
 func (s *Source) Bit() bool {
 	if s.left == 0 {
-		s.word = s.Uint64()
-		s.left = 64
+		s.refillWord()
 	}
-	b := s.word&1 == 1
-	s.word >>= 1
+	b := s.word>>63 == 1 // the unread bits are the word's top ones
+	s.word <<= 1
 	s.left--
 	return b
+}
+
+// refillWord takes the next 64 bits for Bit and FirstDifference.
+func (s *Source) refillWord() {
+	s.word = s.Uint64()
+	s.left = 64
+}
+
+// FirstDifference reads random bits, one after another as Bit hands them
+// out, against the n leading binary digits of digits (its most significant
+// bit first; 1 <= n <= 64), and stops at the first bit that differs from its
+// digit. It returns that digit's index, having consumed the bits up to and
+// including it, or n when all n bits matched their digits (n bits consumed).
+// It consumes exactly the bits a loop of Bit calls comparing one digit at a
+// time would, and returns the same answer, a word at a time: the exact
+// samplers compare a uniform real with a ratio's binary expansion this way.
+func (s *Source) FirstDifference(digits uint64, n uint) uint {
+	read := uint(0)
+	for read < n {
+		if s.left == 0 {
+			s.refillWord()
+		}
+		m := min(s.left, n-read)
+		diff := (s.word ^ digits<<read) >> (64 - m) // the next m bits against their digits
+		if diff != 0 {
+			j := m - uint(bits.Len64(diff)) // the first difference, j < m
+			s.word <<= j + 1                // j+1 = 64 empties the word
+			s.left -= j + 1
+			return read + j
+		}
+		s.word <<= m
+		s.left -= m
+		read += m
+	}
+	return n
 }
 
 // Uint64n returns a uniformly random integer in [0, n). It panics if n is 0,

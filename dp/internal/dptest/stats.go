@@ -53,7 +53,9 @@ func (h *Histogram) AddKey(x float64) {
 func (h *Histogram) N() int64 { return h.n }
 
 // Count returns the number of samples in the bin of x.
-func (h *Histogram) Count(x float64) int64 { return h.counts[binKey(RoundToMultiple(x, h.granularity))] }
+func (h *Histogram) Count(x float64) int64 {
+	return h.counts[binKey(RoundToMultiple(x, h.granularity))]
+}
 
 // RoundToMultiple rounds x to the nearest multiple of g (ties away from
 // zero); g <= 0 returns x.

@@ -55,6 +55,9 @@ type rankTest struct {
 	noisy func(treeNode) (float64, error)
 	first []float64 // noisy first-level counts
 	total form      // their sum, N'
+
+	termBuf []noise.Term // terms' result, reused
+	bisect  []nodeCoef   // the bisection's forms, reused
 }
 
 // form is a linear combination of the tree's noisy counts: its value and
@@ -83,8 +86,16 @@ func nodeForm(n treeNode, c float64) form {
 }
 
 // plus returns a + s b.
-func (a form) plus(s float64, b form) form {
-	out := form{value: a.value + s*b.value, coef: make([]nodeCoef, 0, len(a.coef)+len(b.coef))}
+func (a form) plus(s float64, b form) form { return a.plusInto(nil, s, b) }
+
+// plusInto returns a + s b in buf's memory when it is large enough: for the
+// forms the bisection builds by the dozen and drops at once.
+func (a form) plusInto(buf []nodeCoef, s float64, b form) form {
+	n := len(a.coef) + len(b.coef)
+	if cap(buf) < n {
+		buf = make([]nodeCoef, 0, n)
+	}
+	out := form{value: a.value + s*b.value, coef: buf[:0]}
 	i, j := 0, 0
 	for i < len(a.coef) || j < len(b.coef) {
 		switch {
@@ -105,10 +116,11 @@ func (a form) plus(s float64, b form) form {
 
 // terms returns the noise terms of R = mass - p N' for the mass form m:
 // the first level's nodes in order, then the deeper nodes of m.
+// The slice is r's, valid until the next call.
 func (r *rankTest) terms(m form) []noise.Term {
-	out := make([]noise.Term, len(r.first), len(r.first)+len(m.coef))
-	for i := range r.first {
-		out[i] = noise.Term{Mech: r.mech, Coef: -r.rank}
+	out := r.termBuf[:0]
+	for range r.first {
+		out = append(out, noise.Term{Mech: r.mech, Coef: -r.rank})
 	}
 	for _, nc := range m.coef {
 		switch {
@@ -118,6 +130,7 @@ func (r *rankTest) terms(m form) []noise.Term {
 			out = append(out, noise.Term{Mech: r.mech, Coef: nc.c})
 		}
 	}
+	r.termBuf = out
 	return out
 }
 
@@ -252,7 +265,9 @@ func (r *rankTest) descend(stop func(form) (bool, error), lower, upper float64) 
 		lo, hi := 0.0, 1.0
 		for i := 0; i < 30; i++ {
 			mid := (lo + hi) / 2
-			ok, err := stop(start.plus(mid, slope))
+			m := start.plusInto(r.bisect, mid, slope) // stop keeps no form
+			r.bisect = m.coef
+			ok, err := stop(m)
 			if err != nil {
 				return 0, false, err
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/backend/duckdb"
+	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/internal/shard"
 	"github.com/dpsql/dpsql/internal/shard/shardtest"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -86,12 +87,7 @@ func TestCodecRoundTrips(t *testing.T) {
 // (and its rows in a group it keeps, in every file, are all counted there).
 func TestUnitSpreadOverFilesIsBounded(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	gen, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gen.Close()
+	dir, gen := t.TempDir(), fileWriter(t)
 	for f := 0; f < 10; f++ {
 		// Unit 1: one row in group g<f> in file f, and one more row in group g0 in every
 		// file. Units 100+: one row each, in group g<f>.
@@ -100,13 +96,7 @@ func TestUnitSpreadOverFilesIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e, _ := shardtest.Coordinator(t, shard.Local{Threads: 1}, dir)
-	if _, err := e.Exec(ctx, fmt.Sprintf(`CREATE VIEW t OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_parquet('%s/t-*.parquet')); SET BUDGET UNLIMITED`, dir)); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.BecomeAnalyst(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e := analystOverFiles(t, dir)
 	res, err := e.Exec(ctx, `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=0.99999, kappa=2)
 		grp, ANON_COUNT(DISTINCT uid) AS units, ANON_COUNT(* CLAMPED BETWEEN 0 AND 100) AS n FROM t GROUP BY grp`)
 	if err != nil {
@@ -123,4 +113,69 @@ func TestUnitSpreadOverFilesIsBounded(t *testing.T) {
 	if units != 12 || (rows != 10+11+1 && rows != 10+2) {
 		t.Errorf("units %d, rows %d over groups %v", units, rows, res[0].Rows)
 	}
+}
+
+// TestKeptShardsReadFilesAfresh: the shards' databases are kept between queries (pool.go),
+// and a kept one reads its files again at each query, so a file rewritten between two
+// queries gives the second query its new rows.
+func TestKeptShardsReadFilesAfresh(t *testing.T) {
+	ctx := context.Background()
+	dir, gen := t.TempDir(), fileWriter(t)
+	write := func(f, rows int) {
+		t.Helper()
+		sql := fmt.Sprintf(`COPY (SELECT i AS uid, 'g' AS grp FROM range(%d, %d) r(i)) TO '%s/t-%d.parquet'`, 1000*f, 1000*f+rows, dir, f)
+		if err := gen.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, 10)
+	write(1, 20)
+	e := analystOverFiles(t, dir)
+	units := func() int64 {
+		t.Helper()
+		res, err := e.Exec(ctx, `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=0.99999, kappa=1)
+			grp, ANON_COUNT(DISTINCT uid) AS units FROM t GROUP BY grp`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res[0].Rows) != 1 {
+			t.Fatalf("rows %v", res[0].Rows)
+		}
+		return res[0].Rows[0][1].(int64)
+	}
+	if got := units(); got != 30 {
+		t.Fatalf("units %d, want 30", got)
+	}
+	opened := shard.ShardsOpened()
+	write(1, 25)
+	if got := units(); got != 35 {
+		t.Errorf("after the file was rewritten: units %d, want 35", got)
+	}
+	if n := shard.ShardsOpened() - opened; n != 0 {
+		t.Errorf("the second query opened %d shard databases, want 0 (the first query's kept)", n)
+	}
+}
+
+// fileWriter is a DuckDB to write the tests' Parquet files with.
+func fileWriter(t *testing.T) *duckdb.DB {
+	gen, err := duckdb.Open(context.Background(), "", duckdb.Options{Mode: backend.Owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gen.Close() })
+	return gen
+}
+
+// analystOverFiles is an analyst's session on a coordinator whose private view t reads
+// dir/t-*.parquet through the distributed stage (shard.Local), with an unlimited budget.
+func analystOverFiles(t *testing.T, dir string) *engine.Engine {
+	ctx := context.Background()
+	e, _ := shardtest.Coordinator(t, shard.Local{Threads: 1}, dir)
+	if _, err := e.Exec(ctx, fmt.Sprintf(`CREATE VIEW t OPTIONS(anonymization_userid_column='uid') AS (SELECT * FROM read_parquet('%s/t-*.parquet')); SET BUDGET UNLIMITED`, dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.BecomeAnalyst(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

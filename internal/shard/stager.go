@@ -210,6 +210,7 @@ func (st *Stager) Explain(ctx context.Context, p *plan.Plan) ([]string, error) {
 // openShard builds the database of one shard: an in-memory DuckDB with the setup views,
 // then locked down as an analyst's (it may read only the files its views name).
 func openShard(ctx context.Context, sh Shard, threads int) (*duckdb.DB, error) {
+	shardsOpened.Add(1)
 	db, err := duckdb.Open(ctx, "", duckdb.Options{Mode: backend.Owner, Threads: threads})
 	if err != nil {
 		return nil, err
@@ -233,16 +234,18 @@ func shardError(sh Shard, err error) error {
 }
 
 // Scan runs a job's query on one shard and calls emit for every (unit, pair) row.
+// The shard's database is kept for the next scan of the same setup (pool.go).
 func Scan(ctx context.Context, job *Job, sh Shard, threads int, emit func(unit string, p Pair) error) error {
-	db, err := openShard(ctx, sh, threads)
+	db, key, err := takeShard(ctx, sh, threads)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
 	rows, err := db.Query(ctx, job.Query)
 	if err != nil {
+		db.Close()
 		return fmt.Errorf("shard %s: %w", sh.File, err)
 	}
+	keepShard(key, db)
 	for _, r := range rows.Values {
 		unit, pair, err := job.Spec.ParseRow(r)
 		if err != nil {

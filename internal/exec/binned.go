@@ -26,20 +26,35 @@ type binEntry struct {
 	sum   *big.Int
 }
 
-// binEntries reads aggregate j's bins from a stage row.
+// binEntries reads aggregate j's bins from a stage row: on DuckDB as text, on PostgreSQL as
+// three aligned lists (sqlgen.BinsColumn).
 func binEntries(row []any, col map[string]int, j int) ([]binEntry, error) {
-	list := func(name string) ([]any, error) {
+	cell := func(name string) (any, error) {
 		i, ok := col[strings.ToLower(name)]
 		if !ok {
 			return nil, fmt.Errorf("exec: stage column %s missing", name)
 		}
-		switch v := row[i].(type) {
+		return row[i], nil
+	}
+	list := func(name string) ([]any, error) {
+		v, err := cell(name)
+		switch v := v.(type) {
 		case nil:
-			return nil, nil
+			return nil, err
 		case []any:
 			return v, nil
 		}
-		return nil, fmt.Errorf("exec: stage column %s is %T, not a list", name, row[i])
+		return nil, fmt.Errorf("exec: stage column %s is %T, not a list", name, v)
+	}
+	if _, ok := col[strings.ToLower(sqlgen.BinCountsColumn(j))]; !ok {
+		v, err := cell(sqlgen.BinsColumn(j))
+		switch v := v.(type) {
+		case nil:
+			return nil, err
+		case string:
+			return binText(v)
+		}
+		return nil, fmt.Errorf("exec: stage column %s is %T, not text", sqlgen.BinsColumn(j), v)
 	}
 	codes, err := list(sqlgen.BinsColumn(j))
 	if err != nil {
@@ -58,24 +73,63 @@ func binEntries(row []any, col map[string]int, j int) ([]binEntry, error) {
 	}
 	out := make([]binEntry, 0, len(codes))
 	for i, c := range codes {
-		if c == nil {
-			continue // units without a value in this group
-		}
-		code, err := toInt64(c)
+		e, ok, err := newBinEntry(c, counts[i], sums[i])
 		if err != nil {
 			return nil, err
 		}
-		n, err := toInt64(counts[i])
-		if err != nil {
-			return nil, err
+		if ok {
+			out = append(out, e)
 		}
-		s, err := toBig(sums[i])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, binEntry{code: code, count: n, sum: s})
 	}
 	return out, nil
+}
+
+// binText reads bins written as text (sqlgen.BinnedText).
+func binText(s string) ([]binEntry, error) {
+	out := make([]binEntry, 0, strings.Count(s, sqlgen.BinSeparator)+1)
+	for _, b := range strings.Split(s, sqlgen.BinSeparator) {
+		f := strings.Split(b, " ")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("exec: histogram bin %q is not a code, a count and a sum", b)
+		}
+		var v [3]any // nil for an empty field, as NULL
+		for i, x := range f {
+			if x == "" {
+				continue
+			}
+			n, ok := new(big.Int).SetString(x, 10)
+			if !ok {
+				return nil, fmt.Errorf("exec: histogram bin %q is not a code, a count and a sum", b)
+			}
+			v[i] = n
+		}
+		e, ok, err := newBinEntry(v[0], v[1], v[2])
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// newBinEntry is the bin of a code, a count and a sum; ok is false for a NULL code (units
+// without a value in this group).
+func newBinEntry(code, count, sum any) (e binEntry, ok bool, err error) {
+	if code == nil {
+		return e, false, nil
+	}
+	if e.code, err = toInt64(code); err != nil {
+		return e, false, err
+	}
+	if e.count, err = toInt64(count); err != nil {
+		return e, false, err
+	}
+	if e.sum, err = toBig(sum); err != nil {
+		return e, false, err
+	}
+	return e, true, nil
 }
 
 // bin returns the histogram bin of a code and whether its values are negative and beyond

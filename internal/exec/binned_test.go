@@ -124,3 +124,43 @@ func TestBinnedSummary(t *testing.T) {
 		t.Error("code 5000: no error")
 	}
 }
+
+// TestBinEntriesBothForms: DuckDB's text and PostgreSQL's three aligned lists
+// (sqlgen.BinsColumn) give the same bins, in any order, a NULL code (units without a value)
+// skipped, and malformed text is an error.
+func TestBinEntriesBothForms(t *testing.T) {
+	codes := []int64{3, -2, 7}
+	counts := []int64{4, 1, 9}
+	sums := []*big.Int{big.NewInt(40), big.NewInt(-3), nil}
+	lists, lcol := binnedRow(codes, counts, sums)
+	lists[0] = append(lists[0].([]any), nil)
+	lists[1] = append(lists[1].([]any), int64(2))
+	lists[2] = append(lists[2].([]any), nil)
+	text := " 2 ,7 9 ,-2 1 -3,3 4 40"
+	tcol := map[string]int{sqlgen.BinsColumn(0): 0}
+	fromLists, err := binEntries(lists, lcol, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromText, err := binEntries([]any{text}, tcol, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromLists) != 3 || len(fromText) != 3 {
+		t.Fatalf("%d and %d bins, want 3", len(fromLists), len(fromText))
+	}
+	for i, e := range fromLists {
+		s := fromText[len(fromText)-1-i]
+		if e.code != s.code || e.count != s.count || e.sum.Cmp(s.sum) != 0 {
+			t.Errorf("bin %d: %+v from the lists, %+v from the text", i, e, s)
+		}
+	}
+	if got, err := binEntries([]any{"3 1 340282366920938463463374607431768211456"}, tcol, 0); err != nil || got[0].sum.BitLen() != 129 {
+		t.Errorf("a sum beyond 128 bits: %v, %v", got, err)
+	}
+	for _, bad := range []string{"3 4", "3 4 5 6", "x 1 2", "3 1 2,", "3 1.5 2"} {
+		if _, err := binEntries([]any{bad}, tcol, 0); err == nil {
+			t.Errorf("%q was read", bad)
+		}
+	}
+}

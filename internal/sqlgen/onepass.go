@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/internal/analyzer"
+	"github.com/dpsql/dpsql/internal/ast"
 	"github.com/dpsql/dpsql/internal/plan"
 )
 
@@ -43,10 +44,21 @@ func (l BinLayout) BeyondCode() int64 { return int64(l.NumBins) + 1 }
 
 // BinsColumn, BinCountsColumn and BinSumsColumn name the stage columns of implicit-bounds
 // aggregate j under StageBinned: aligned lists of bin codes, the number of per-unit values in
-// each, and their exact sums in units of 2^BinnedValueExp.
+// each, and their exact sums in units of 2^BinnedValueExp. On DuckDB, BinsColumn alone holds
+// them, as text in no order (BinnedText): three lists kept aligned by ORDER BY sorted each
+// group's bins three times, which at 10^5 groups cost more than the rest of the stage, and a
+// list of structs cost the driver more to read than the text (docs/benchmarks.md).
 func BinsColumn(j int) string      { return fmt.Sprintf("_dp_b%d", j) }
 func BinCountsColumn(j int) string { return fmt.Sprintf("_dp_hc%d", j) }
 func BinSumsColumn(j int) string   { return fmt.Sprintf("_dp_hs%d", j) }
+
+// BinnedText describes BinsColumn on DuckDB: a group's bins separated by BinSeparator, each
+// its code, count and sum in decimal separated by spaces; the code and the sum are empty when
+// NULL (the code for units without a value in this group, the sum beyond the last edge).
+const (
+	BinSeparator = ","
+	BinnedText   = "code count sum" + BinSeparator + "..."
+)
 
 // integerValues reports whether aggregate a's per-unit values are counts (integers, summed
 // as they are).
@@ -219,8 +231,14 @@ func writeBinned(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys []str
 		if hist[j].NumBins == 0 {
 			continue
 		}
-		for _, c := range []string{BinsColumn(j), BinCountsColumn(j), BinSumsColumn(j)} {
-			outer = append(outer, fmt.Sprintf("%s(%s ORDER BY %s)%s AS %s", listAgg, c, codes[i], filter(i), c))
+		if d == backend.DuckDB {
+			text := func(c string) string { return fmt.Sprintf("COALESCE(CAST(%s AS VARCHAR), '')", c) }
+			outer = append(outer, fmt.Sprintf("string_agg(%s || ' ' || %s || ' ' || %s, %s)%s AS %s",
+				text(codes[i]), text(BinCountsColumn(j)), text(BinSumsColumn(j)), ast.QuoteString(BinSeparator), filter(i), BinsColumn(j)))
+		} else {
+			for _, c := range []string{BinsColumn(j), BinCountsColumn(j), BinSumsColumn(j)} {
+				outer = append(outer, fmt.Sprintf("%s(%s ORDER BY %s)%s AS %s", listAgg, c, codes[i], filter(i), c))
+			}
 		}
 		i++
 	}

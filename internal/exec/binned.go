@@ -94,7 +94,7 @@ func binText(s string) ([]binEntry, error) {
 		}
 		var v [3]any // nil for an empty field, as NULL
 		for i, x := range f {
-			if x == "" {
+			if x == "" && i != 1 { // a count is never NULL: COUNT
 				continue
 			}
 			n, ok := new(big.Int).SetString(x, 10)

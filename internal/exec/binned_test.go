@@ -158,7 +158,7 @@ func TestBinEntriesBothForms(t *testing.T) {
 	if got, err := binEntries([]any{"3 1 340282366920938463463374607431768211456"}, tcol, 0); err != nil || got[0].sum.BitLen() != 129 {
 		t.Errorf("a sum beyond 128 bits: %v, %v", got, err)
 	}
-	for _, bad := range []string{"3 4", "3 4 5 6", "x 1 2", "3 1 2,", "3 1.5 2"} {
+	for _, bad := range []string{"3 4", "3 4 5 6", "x 1 2", "3 1 2,", "3 1.5 2", "3  2"} {
 		if _, err := binEntries([]any{bad}, tcol, 0); err == nil {
 			t.Errorf("%q was read", bad)
 		}

@@ -15,9 +15,12 @@ import (
 // sqlbeam's conformance tests, 17.5 s of the 34.6 s of CPU in Scan went to opening, 3.7 s
 // more to closing. A kept database is reused by the next scan with the same setup (the same
 // files, views and settings) and thread count, by one scan at a time. That changes nothing a
-// query sees: its views resolve their files when a query runs, DuckDB's file caches are off,
-// and an analyst's database takes one read-only SELECT per statement, so no query leaves
-// anything behind for the next. A database whose query failed is closed, not kept.
+// query sees: its views resolve their files when a query runs and cast every column to the
+// coordinator's type, so a file rewritten since, even in other types, reads as in a new
+// database (TestKeptShardsReadFilesAfresh, TestKeptShardsFollowRewrittenSchemas); DuckDB's
+// file caches are off; and an analyst's database takes one read-only SELECT per statement,
+// so no query leaves anything behind for the next. A database whose query failed is closed,
+// not kept.
 
 // maxIdleShards bounds the databases kept, the least recently used closed first: enough for
 // the shards of a job on one worker, without holding one per shard of every job ever run.

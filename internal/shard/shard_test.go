@@ -179,3 +179,34 @@ func analystOverFiles(t *testing.T, dir string) *engine.Engine {
 	}
 	return e
 }
+
+// TestKeptShardsFollowRewrittenSchemas: a kept database's views were bound to its files'
+// schemas when it was opened; after the owner rewrites the files in another type, the query
+// answers as a newly opened database would, instead of failing on the kept one.
+func TestKeptShardsFollowRewrittenSchemas(t *testing.T) {
+	ctx := context.Background()
+	dir, gen := t.TempDir(), fileWriter(t)
+	write := func(f int, typ string) {
+		t.Helper()
+		sql := fmt.Sprintf(`COPY (SELECT CAST(i AS %s) AS uid, 'g' AS grp FROM range(%d, %d) r(i)) TO '%s/t-%d.parquet'`, typ, 1000*f, 1000*f+10, dir, f)
+		if err := gen.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, "BIGINT")
+	write(1, "BIGINT")
+	e := analystOverFiles(t, dir)
+	query := `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=0.99999, kappa=1) grp, ANON_COUNT(DISTINCT uid) AS units FROM t GROUP BY grp`
+	if _, err := e.Exec(ctx, query); err != nil {
+		t.Fatal(err)
+	}
+	write(0, "INTEGER")
+	write(1, "INTEGER")
+	res, err := e.Exec(ctx, query)
+	if err != nil {
+		t.Fatalf("after the files were rewritten as INTEGER: %v", err)
+	}
+	if got := res[0].Rows[0][1]; got != int64(20) {
+		t.Errorf("units %v, want 20", got)
+	}
+}

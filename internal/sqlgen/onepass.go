@@ -17,9 +17,10 @@ import (
 // with noise in Go. Instead of a BoundsStage query per aggregate and then the stage, which
 // bounds contributions again from the raw rows, StageBinned computes everything in one pass:
 // each group's row carries, for such an aggregate, the per-unit values of that group split by
-// histogram bin, as three aligned lists: the bin's code, how many values fell in it and their
-// exact sum. The histogram is the sum of every group's lists; once the bounds are drawn, a
-// group's clamped sum follows from its lists exactly, because implicit bounds are always bin
+// histogram bin: each bin's code, how many values fell in it and their exact sum (BinsColumn:
+// one text on DuckDB, three aligned arrays on PostgreSQL). The histogram is the sum of every
+// group's bins; once the bounds are drawn, a group's clamped sum follows from its bins
+// exactly, because implicit bounds are always bin
 // edges (or 0): every bin lies wholly inside the bounds (its values count as they are),
 // wholly above (each counts as the upper bound) or wholly below (the lower bound).
 //
@@ -143,7 +144,8 @@ func binnedPartials(j int) []string {
 // aggregate j, its value's bin code _dp_b<j> and exact scaled value _dp_xs<j>) and _dp_binned
 // (cols, the per-group columns of Stage, computed per group and combination of bins), and
 // returns the relation and columns of the final per-group aggregation: the counts and sums
-// of _dp_binned added up, and each implicit aggregate's bins as aligned lists.
+// of _dp_binned added up, and each implicit aggregate's bins (BinsColumn: on DuckDB one text,
+// on PostgreSQL aligned arrays).
 func writeBinned(b *strings.Builder, p *plan.Plan, d backend.Dialect, keys []string, hist []BinLayout, from string, cols []string) (string, []string) {
 	var exps, scaled, coded, codes []string
 	for j, a := range p.Aggregates {

@@ -1,9 +1,11 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/dpsql/dpsql/backend"
@@ -19,61 +21,88 @@ import (
 // follows exactly from its bins (binnedSummary), since the bounds are bin edges.
 
 // binEntry is one bin of one group: the bin's code (sqlgen.BinLayout.BeyondCode), how many
-// per-unit values fell in it and their exact sum in units of 2^sqlgen.BinnedValueExp.
+// per-unit values fell in it and their exact sum in units of 2^sqlgen.BinnedValueExp: sum,
+// or big when the sum does not fit in an int64.
 type binEntry struct {
 	code  int64
 	count int64
-	sum   *big.Int
+	sum   int64
+	big   *big.Int
 }
 
-// binEntries reads aggregate j's bins from a stage row: on DuckDB as text, on PostgreSQL as
-// three aligned lists (sqlgen.BinsColumn).
-func binEntries(row []any, col map[string]int, j int) ([]binEntry, error) {
-	cell := func(name string) (any, error) {
+// sumBig is the bin's sum as a big.Int.
+func (e binEntry) sumBig() *big.Int {
+	if e.big != nil {
+		return e.big
+	}
+	return big.NewInt(e.sum)
+}
+
+// binColumns are where a stage row holds aggregate j's bins: on DuckDB one text column, on
+// PostgreSQL three aligned lists (sqlgen.BinsColumn). They are found once per stage result,
+// not per group.
+type binColumns struct {
+	j                  int
+	text               bool
+	codes, counts, sum int
+}
+
+// binColumnsOf finds aggregate j's bin columns among the stage's columns (col: lower-case
+// name to index).
+func binColumnsOf(col map[string]int, j int) (binColumns, error) {
+	find := func(name string) (int, error) {
 		i, ok := col[strings.ToLower(name)]
 		if !ok {
-			return nil, fmt.Errorf("exec: stage column %s missing", name)
+			return 0, fmt.Errorf("exec: stage column %s missing", name)
 		}
-		return row[i], nil
+		return i, nil
 	}
-	list := func(name string) ([]any, error) {
-		v, err := cell(name)
-		switch v := v.(type) {
-		case nil:
-			return nil, err
-		case []any:
-			return v, nil
-		}
-		return nil, fmt.Errorf("exec: stage column %s is %T, not a list", name, v)
+	c := binColumns{j: j}
+	var err error
+	if c.codes, err = find(sqlgen.BinsColumn(j)); err != nil {
+		return c, err
 	}
 	if _, ok := col[strings.ToLower(sqlgen.BinCountsColumn(j))]; !ok {
-		v, err := cell(sqlgen.BinsColumn(j))
-		switch v := v.(type) {
+		c.text = true
+		return c, nil
+	}
+	if c.counts, err = find(sqlgen.BinCountsColumn(j)); err != nil {
+		return c, err
+	}
+	c.sum, err = find(sqlgen.BinSumsColumn(j))
+	return c, err
+}
+
+// read appends a stage row's bins to out[:0] and returns them.
+func (c binColumns) read(row []any, out []binEntry) ([]binEntry, error) {
+	out = out[:0]
+	if c.text {
+		switch v := row[c.codes].(type) {
 		case nil:
-			return nil, err
+			return out, nil
 		case string:
-			return binText(v)
+			return binText(v, out)
+		default:
+			return nil, fmt.Errorf("exec: stage column %s is %T, not text", sqlgen.BinsColumn(c.j), v)
 		}
-		return nil, fmt.Errorf("exec: stage column %s is %T, not text", sqlgen.BinsColumn(j), v)
 	}
-	codes, err := list(sqlgen.BinsColumn(j))
-	if err != nil {
-		return nil, err
+	var lists [3][]any
+	for k, i := range [3]int{c.codes, c.counts, c.sum} {
+		switch v := row[i].(type) {
+		case nil:
+			return out, nil
+		case []any:
+			lists[k] = v
+		default:
+			return nil, fmt.Errorf("exec: stage column %s is %T, not a list", [3]string{sqlgen.BinsColumn(c.j), sqlgen.BinCountsColumn(c.j), sqlgen.BinSumsColumn(c.j)}[k], v)
+		}
 	}
-	counts, err := list(sqlgen.BinCountsColumn(j))
-	if err != nil {
-		return nil, err
-	}
-	sums, err := list(sqlgen.BinSumsColumn(j))
-	if err != nil {
-		return nil, err
-	}
+	codes, counts, sums := lists[0], lists[1], lists[2]
 	if len(counts) != len(codes) || len(sums) != len(codes) {
-		return nil, fmt.Errorf("exec: binned lists of aggregate %d differ in length", j)
+		return nil, fmt.Errorf("exec: binned lists of aggregate %d differ in length", c.j)
 	}
-	out := make([]binEntry, 0, len(codes))
-	for i, c := range codes {
-		e, ok, err := newBinEntry(c, counts[i], sums[i])
+	for i, code := range codes {
+		e, ok, err := newBinEntry(code, counts[i], sums[i])
 		if err != nil {
 			return nil, err
 		}
@@ -84,34 +113,67 @@ func binEntries(row []any, col map[string]int, j int) ([]binEntry, error) {
 	return out, nil
 }
 
-// binText reads bins written as text (sqlgen.BinnedText).
-func binText(s string) ([]binEntry, error) {
-	out := make([]binEntry, 0, strings.Count(s, sqlgen.BinSeparator)+1)
-	for _, b := range strings.Split(s, sqlgen.BinSeparator) {
-		f := strings.Split(b, " ")
-		if len(f) != 3 {
-			return nil, fmt.Errorf("exec: histogram bin %q is not a code, a count and a sum", b)
-		}
-		var v [3]any // nil for an empty field, as NULL
-		for i, x := range f {
-			if x == "" && i != 1 { // a count is never NULL: COUNT
-				continue
-			}
-			n, ok := new(big.Int).SetString(x, 10)
-			if !ok {
-				return nil, fmt.Errorf("exec: histogram bin %q is not a code, a count and a sum", b)
-			}
-			v[i] = n
-		}
-		e, ok, err := newBinEntry(v[0], v[1], v[2])
+// binEntries reads aggregate j's bins from a stage row.
+func binEntries(row []any, col map[string]int, j int) ([]binEntry, error) {
+	c, err := binColumnsOf(col, j)
+	if err != nil {
+		return nil, err
+	}
+	return c.read(row, nil)
+}
+
+// binText appends the bins written as text (sqlgen.BinnedText) to out. It allocates only
+// for a sum beyond an int64: at 10^5 groups the bins are read for every group, and
+// parsing each field as a big.Int had cost a third of the query (docs/benchmarks.md).
+func binText(s string, out []binEntry) ([]binEntry, error) {
+	for {
+		b, rest, more := strings.Cut(s, sqlgen.BinSeparator)
+		e, ok, err := binOfText(b)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
 			out = append(out, e)
 		}
+		if !more {
+			return out, nil
+		}
+		s = rest
 	}
-	return out, nil
+}
+
+// binOfText reads one bin of text: a code (empty when NULL: ok is false), a count (never
+// NULL: COUNT) and a sum (empty when NULL: 0), in decimal, separated by single spaces.
+func binOfText(b string) (e binEntry, ok bool, err error) {
+	bad := func() (binEntry, bool, error) {
+		return binEntry{}, false, fmt.Errorf("exec: histogram bin %q is not a code, a count and a sum", b)
+	}
+	code, rest, ok1 := strings.Cut(b, " ")
+	count, sum, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 || strings.Contains(sum, " ") {
+		return bad()
+	}
+	if e.count, err = strconv.ParseInt(count, 10, 64); err != nil {
+		return bad()
+	}
+	if sum != "" {
+		if e.sum, err = strconv.ParseInt(sum, 10, 64); errors.Is(err, strconv.ErrRange) {
+			var okBig bool
+			if e.big, okBig = new(big.Int).SetString(sum, 10); !okBig {
+				return bad()
+			}
+			e.sum = 0
+		} else if err != nil {
+			return bad()
+		}
+	}
+	if code == "" {
+		return binEntry{}, false, nil
+	}
+	if e.code, err = strconv.ParseInt(code, 10, 64); err != nil {
+		return bad()
+	}
+	return e, true, nil
 }
 
 // newBinEntry is the bin of a code, a count and a sum; ok is false for a NULL code (units
@@ -126,8 +188,14 @@ func newBinEntry(code, count, sum any) (e binEntry, ok bool, err error) {
 	if e.count, err = toInt64(count); err != nil {
 		return e, false, err
 	}
-	if e.sum, err = toBig(sum); err != nil {
+	b, err := toBig(sum)
+	if err != nil {
 		return e, false, err
+	}
+	if b.IsInt64() {
+		e.sum = b.Int64()
+	} else {
+		e.big = b
 	}
 	return e, true, nil
 }
@@ -161,9 +229,13 @@ func (pr *Prepared) binnedBounds(rows *backend.Rows) error {
 			continue
 		}
 		s := agg.BoundsSummary{Positive: make([]int64, l.NumBins), Negative: make([]int64, l.NumBins)}
+		bc, err := binColumnsOf(col, j)
+		if err != nil {
+			return err
+		}
+		var entries []binEntry
 		for _, row := range rows.Values {
-			entries, err := binEntries(row, col, j)
-			if err != nil {
+			if entries, err = bc.read(row, entries); err != nil {
 				return err
 			}
 			for _, e := range entries {
@@ -189,11 +261,7 @@ func (pr *Prepared) binnedBounds(rows *backend.Rows) error {
 // bounds binnedBounds drew: the bins inside the bounds count their exact sums, those wholly
 // above or below count each value as the bound. Bounds are always bin edges or 0 (setBounds
 // of a histogram's edges); a bin straddling a bound is an error, never an approximation.
-func binnedSummary(a *plan.Aggregate, l sqlgen.BinLayout, row []any, col map[string]int, j int, units int64) (Summary, error) {
-	entries, err := binEntries(row, col, j)
-	if err != nil {
-		return Summary{}, err
-	}
+func binnedSummary(a *plan.Aggregate, l sqlgen.BinLayout, entries []binEntry, units int64) (Summary, error) {
 	var total dyadic
 	// Clamp to the bounds the sensitivity is computed from: for sums and averages the
 	// encoding's rounded bounds L' = round(Lower/Unit)*Unit and U', which differ from the
@@ -227,7 +295,7 @@ func binnedSummary(a *plan.Aggregate, l sqlgen.BinLayout, row []any, col map[str
 		case hi <= lower:
 			total.addFloat(lower, e.count)
 		case lo >= lower && hi <= upper && !beyond:
-			total.add(e.sum, sqlgen.BinnedValueExp(a, l, bin))
+			total.add(e.sumBig(), sqlgen.BinnedValueExp(a, l, bin))
 		default:
 			return Summary{}, fmt.Errorf("exec: the bounds [%g, %g] of %s cut histogram bin [%g, %g]", lower, upper, a.Name, lo, hi)
 		}

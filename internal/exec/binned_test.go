@@ -27,6 +27,16 @@ func binnedRow(codes []int64, counts []int64, sums []*big.Int) ([]any, map[strin
 	return []any{c, n, s}, col
 }
 
+// mustBins reads aggregate 0's bins from a stage row.
+func mustBins(t *testing.T, row []any, col map[string]int) []binEntry {
+	t.Helper()
+	entries, err := binEntries(row, col, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
 // value is a Summary's exact sum as a float64 (Sum units of Unit/2^Shift).
 func value(s Summary, unit float64) float64 {
 	f := new(big.Float).SetInt(s.Sum)
@@ -61,7 +71,7 @@ func TestBinnedSummary(t *testing.T) {
 		[]int64{bin(3), bin(4), -bin(4), 1, floats.BeyondCode(), -bin(1)},
 		[]int64{2, 1, 1, 3, 1, 2},
 		[]*big.Int{exact(5+6.5, 3), exact(9, 4), exact(-12, 4), big.NewInt(0), nil, exact(-1.5, 1)})
-	s, err := binnedSummary(sum, floats, row, col, 0, 7)
+	s, err := binnedSummary(sum, floats, mustBins(t, row, col), 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +83,7 @@ func TestBinnedSummary(t *testing.T) {
 	cut := *sum
 	cut.Lower, cut.Upper = -6, 6
 	encoded(t, &cut)
-	if _, err := binnedSummary(&cut, floats, row, col, 0, 7); err == nil || !strings.Contains(err.Error(), "cut histogram bin") {
+	if _, err := binnedSummary(&cut, floats, mustBins(t, row, col), 7); err == nil || !strings.Contains(err.Error(), "cut histogram bin") {
 		t.Errorf("bounds inside a bin: %v, want an error", err)
 	}
 
@@ -81,7 +91,7 @@ func TestBinnedSummary(t *testing.T) {
 	avg := encoded(t, &plan.Aggregate{Name: "ANON_AVG(v)", Func: analyzer.Avg, Lower: 8, Upper: 1024})
 	row, col = binnedRow([]int64{1, -bin(2), bin(4), bin(11)}, []int64{1, 1, 2, 1},
 		[]*big.Int{big.NewInt(0), exact(-3, 2), exact(10+11, 4), exact(2000, 11)})
-	if s, err = binnedSummary(avg, floats, row, col, 0, 5); err != nil {
+	if s, err = binnedSummary(avg, floats, mustBins(t, row, col), 5); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := value(s, avg.Encoding.Unit), 8+8+10+11+1024.0; got != want || s.Count != 5 {
@@ -93,7 +103,7 @@ func TestBinnedSummary(t *testing.T) {
 	// the release fail on one unit's value). The summary merges into the mean.
 	wide := encoded(t, &plan.Aggregate{Name: "ANON_AVG(v)", Func: analyzer.Avg, Lower: -1, Upper: math.Ldexp(1, 44)})
 	row, col = binnedRow([]int64{-bin(0), 1, bin(5)}, []int64{3, 2, 1}, []*big.Int{exact(-1-0.75-0.625, 0), big.NewInt(0), exact(20, 5)})
-	if s, err = binnedSummary(wide, floats, row, col, 0, 6); err != nil {
+	if s, err = binnedSummary(wide, floats, mustBins(t, row, col), 6); err != nil {
 		t.Fatal(err)
 	}
 	if got := value(s, wide.Encoding.Unit); got != 20 || s.Count != 6 {
@@ -111,7 +121,7 @@ func TestBinnedSummary(t *testing.T) {
 	counts := sqlgen.BinLayout{ScaleExp: 0, NumBins: 1024}
 	cnt := &plan.Aggregate{Name: "ANON_COUNT(*)", Func: analyzer.CountRows, Lower: 0, Upper: 4, Encoding: plan.Encoding{Unit: 1}}
 	row, col = binnedRow([]int64{1, 3, 4}, []int64{3, 2, 1}, []*big.Int{big.NewInt(2), big.NewInt(7), big.NewInt(6)})
-	if s, err = binnedSummary(cnt, counts, row, col, 0, 6); err != nil {
+	if s, err = binnedSummary(cnt, counts, mustBins(t, row, col), 6); err != nil {
 		t.Fatal(err)
 	}
 	if s.Sum.Int64() != 2+7+4 || s.Shift != 0 {
@@ -120,7 +130,7 @@ func TestBinnedSummary(t *testing.T) {
 
 	// A malformed code is an error.
 	row, col = binnedRow([]int64{5000}, []int64{1}, []*big.Int{big.NewInt(1)})
-	if _, err := binnedSummary(sum, floats, row, col, 0, 1); err == nil {
+	if _, err := binnedSummary(sum, floats, mustBins(t, row, col), 1); err == nil {
 		t.Error("code 5000: no error")
 	}
 }
@@ -151,14 +161,30 @@ func TestBinEntriesBothForms(t *testing.T) {
 	}
 	for i, e := range fromLists {
 		s := fromText[len(fromText)-1-i]
-		if e.code != s.code || e.count != s.count || e.sum.Cmp(s.sum) != 0 {
+		if e.code != s.code || e.count != s.count || e.sumBig().Cmp(s.sumBig()) != 0 {
 			t.Errorf("bin %d: %+v from the lists, %+v from the text", i, e, s)
 		}
 	}
-	if got, err := binEntries([]any{"3 1 340282366920938463463374607431768211456"}, tcol, 0); err != nil || got[0].sum.BitLen() != 129 {
+	if got, err := binEntries([]any{"3 1 340282366920938463463374607431768211456"}, tcol, 0); err != nil || got[0].sumBig().BitLen() != 129 {
 		t.Errorf("a sum beyond 128 bits: %v, %v", got, err)
 	}
-	for _, bad := range []string{"3 4", "3 4 5 6", "x 1 2", "3 1 2,", "3 1.5 2", "3  2"} {
+	// Sums on both sides of int64's range, and a buffer reused from one group to the next.
+	c, err := binColumnsOf(tcol, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf []binEntry
+	for _, sum := range []string{"9223372036854775807", "-9223372036854775808", "9223372036854775808", "-9223372036854775809", "-170141183460469231731687303715884105728"} {
+		want, _ := new(big.Int).SetString(sum, 10)
+		if buf, err = c.read([]any{"1 2 " + sum + ", 5 ," + "4 6 " + sum}, buf); err != nil {
+			t.Fatalf("sum %s: %v", sum, err)
+		}
+		if len(buf) != 2 || buf[0].sumBig().Cmp(want) != 0 || buf[1].sumBig().Cmp(want) != 0 || buf[1].code != 4 || buf[1].count != 6 {
+			t.Errorf("sum %s: read %+v", sum, buf)
+		}
+	}
+	for _, bad := range []string{"3 4", "3 4 5 6", "x 1 2", "3 1 2,", "3 1.5 2", "3  2", "", "3 1 2x",
+		"9223372036854775808 1 2", "3 9223372036854775808 2", " 1 x", "3 1 -", "3 1 1e3"} {
 		if _, err := binEntries([]any{bad}, tcol, 0); err == nil {
 			t.Errorf("%q was read", bad)
 		}

@@ -907,6 +907,16 @@ func (pr *Prepared) releasedTable(ctx context.Context, st *StageRows) (*Result, 
 	table := pr.releaseTable(st.probe)
 	level := pr.Plan.ConfidenceLevel
 	res := &Result{StageSQL: pr.StageSQL, Groups: len(rows.Values)}
+	bins := make([]binColumns, len(pr.Plan.Aggregates)) // where each one-pass aggregate's bins are
+	var entries []binEntry
+	for j := range bins {
+		if pr.OnePass() && pr.hist[j].NumBins > 0 {
+			var err error
+			if bins[j], err = binColumnsOf(col, j); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	for _, row := range rows.Values {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -927,7 +937,9 @@ func (pr *Prepared) releasedTable(ctx context.Context, st *StageRows) (*Result, 
 			var s Summary
 			var err error
 			if pr.OnePass() && pr.hist[j].NumBins > 0 {
-				s, err = binnedSummary(pr.Plan.Aggregates[j], pr.hist[j], row, col, j, n)
+				if entries, err = bins[j].read(row, entries); err == nil {
+					s, err = binnedSummary(pr.Plan.Aggregates[j], pr.hist[j], entries, n)
+				}
 			} else {
 				s, err = summary(row, col, j, n)
 			}

@@ -72,6 +72,40 @@ func TestValues(t *testing.T) {
 	}
 }
 
+// TestManyRows: rows cut from shared slabs and gathered in chunks come back whole, in order,
+// each its own (an append to one leaves its neighbour alone), through Query and QueryEach.
+func TestManyRows(t *testing.T) {
+	d := open(t, "", Options{Mode: backend.Owner})
+	ctx := context.Background()
+	for _, n := range []int{0, 1, rowsPerSlab, rowsPerSlab + 1, 200_003} {
+		var seen int64
+		rows, err := d.QueryEach(ctx, func(row []any) error {
+			if row[0] != seen {
+				return fmt.Errorf("row %d: %v", seen, row)
+			}
+			seen++
+			return nil
+		}, fmt.Sprintf(`SELECT i, i * 2 FROM range(%d) r(i) ORDER BY i`, n))
+		if err != nil {
+			t.Fatalf("%d rows: %v", n, err)
+		}
+		if len(rows.Values) != n {
+			t.Fatalf("%d rows: got %d", n, len(rows.Values))
+		}
+		for i, row := range rows.Values {
+			if len(row) != 2 || row[0] != int64(i) || row[1] != int64(2*i) {
+				t.Fatalf("%d rows: row %d is %v", n, i, row)
+			}
+		}
+		if n > 1 {
+			grown := append(rows.Values[0], "x")
+			if rows.Values[1][0] != int64(1) || len(grown) != 3 {
+				t.Errorf("%d rows: an append to row 0 changed row 1: %v", n, rows.Values[1])
+			}
+		}
+	}
+}
+
 func TestCancelInterruptsQuery(t *testing.T) {
 	for _, mode := range []backend.Mode{backend.Owner, backend.Analyst} {
 		d := open(t, "", Options{Mode: mode, Threads: 2})

@@ -31,6 +31,7 @@ import (
 // phase reported as its own metric (ms/op of that phase): the statements are classified by
 // phaseOf, and "go" is the rest (parse, analysis, rewrite, SQL generation, noise).
 
+// DPSQL_BENCH_KEYS sets the hard shape's keys (1000 by default, as in bench_test.go).
 // DPSQL_BENCH_SHAPE=easy takes the easy shape of bench_test.go instead, and
 // DPSQL_BENCH_QUERY=implicit the query with an implicit-bounds count (implicitSQL)
 // (=confidence: with confidence intervals), so that
@@ -72,13 +73,13 @@ func createHard(b *testing.B, n int) string {
 	}
 	defer e.Close()
 	units := max(n/10, 1)
-	key := "hash(i)"
+	key, keys := "hash(i)", benchKeys()
 	if os.Getenv("DPSQL_BENCH_SHAPE") == "easy" {
-		key = fmt.Sprintf("hash(i %% %d, i %% 2)", units)
+		key, keys = fmt.Sprintf("hash(i %% %d, i %% 2)", units), 1000
 	}
 	if _, err := e.Exec(ctx, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
-		SELECT i %% %d AS uid, CAST(%s %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
-		SET BUDGET UNLIMITED`, units, key, n)); err != nil {
+		SELECT i %% %d AS uid, CAST(%s %% %d AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
+		SET BUDGET UNLIMITED`, units, key, keys, n)); err != nil {
 		b.Fatal(err)
 	}
 	return path

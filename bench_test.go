@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpsql/dpsql"
 )
@@ -58,10 +60,22 @@ func runEngineBench(b *testing.B, db *dpsql.DB) {
 }
 
 func BenchmarkEngineDuckDB(b *testing.B) {
-	n := benchRows()
-	benchDuckDB(b, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
+	benchDuckDB(b, hardSetup(benchRows()))
+}
+
+// hardSetup creates the hard shape's table of n rows (benchKeys keys), its policy and an
+// unlimited budget.
+func hardSetup(n int) string {
+	return fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
 		SELECT i %% %d AS uid, CAST(hash(i) %% %d AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
-		SET BUDGET UNLIMITED`, n/10, benchKeys(), n))
+		SET BUDGET UNLIMITED`, n/10, benchKeys(), n)
+}
+
+// easySetup is hardSetup for the easy shape (BenchmarkEngineDuckDBEasy).
+func easySetup(n int) string {
+	return fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
+		SELECT i %% %d AS uid, CAST(hash(i %% %d, i %% 2) %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
+		SET BUDGET UNLIMITED`, n/10, n/10, n)
 }
 
 // benchKeys is the hard shape's number of keys: 1000, or DPSQL_BENCH_KEYS. With many keys
@@ -92,10 +106,81 @@ func benchDuckDB(b *testing.B, setup string) {
 // BenchmarkEngineDuckDBEasy is the easy shape: each user's 10 rows fall in at most 2 keys,
 // so no user exceeds kappa and contribution bounding removes nothing.
 func BenchmarkEngineDuckDBEasy(b *testing.B) {
-	n := benchRows()
-	benchDuckDB(b, fmt.Sprintf(`CREATE TABLE t OPTIONS(anonymization_userid_column='uid') AS
-		SELECT i %% %d AS uid, CAST(hash(i %% %d, i %% 2) %% 1000 AS INTEGER) AS k, CAST(i %% 97 AS DOUBLE) AS v FROM range(%d) r(i);
-		SET BUDGET UNLIMITED`, n/10, n/10, n))
+	benchDuckDB(b, easySetup(benchRows()))
+}
+
+// BenchmarkEnginePairs states issue 16's figures as its targets are stated: ratios to the
+// floor measured in one run, the median over pairs. Each iteration is one round on one
+// embedded DuckDB: for each anonymized query (anonSQL, implicitSQL) a pair of it and the
+// floor, in turn first; each query's time is divided by its pair's floor. It reports the
+// medians of those ratios in wall time
+// (anonymized-x-floor, implicit-x-floor) and in the process's CPU time (…-cpu-x-floor: steadier
+// on a shared machine), and the floor's median time. The hard shape, or the easy one with
+// DPSQL_BENCH_SHAPE=easy; DPSQL_BENCH_ROWS and DPSQL_BENCH_KEYS as above.
+//
+//	DPSQL_BENCH_ROWS=10000000 go test -run '^$' -bench 'EnginePairs' -benchtime 5x .
+func BenchmarkEnginePairs(b *testing.B) {
+	ctx := context.Background()
+	db, err := dpsql.Open(ctx, dpsql.Config{Owner: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	setup := hardSetup(benchRows())
+	if os.Getenv("DPSQL_BENCH_SHAPE") == "easy" {
+		setup = easySetup(benchRows())
+	}
+	if _, err := db.Exec(ctx, setup); err != nil {
+		b.Fatal(err)
+	}
+	queries := []string{floorSQL, anonSQL, implicitSQL}
+	run := func(sql string) (wall, cpu time.Duration) {
+		start, c := time.Now(), cpuTime()
+		if _, err := db.Exec(ctx, sql); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start), cpuTime() - c
+	}
+	for _, q := range queries { // warm-up: the first query of a session samples the table
+		run(q)
+	}
+	names := []string{"floor", "anonymized", "implicit"}
+	// wall[j] and cpu[j] hold query j's ratio to the floor run beside it; query 0's are the
+	// floor's own times in ms.
+	wall, cpu := make([][]float64, len(queries)), make([][]float64, len(queries))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := 1; j < len(queries); j++ {
+			// A pair: the floor and query j, in turn first, so that neither always finds the
+			// other's state (memory freed, caches warm).
+			var fw, fc, w, c time.Duration
+			if i%2 == 0 {
+				fw, fc = run(queries[0])
+				w, c = run(queries[j])
+			} else {
+				w, c = run(queries[j])
+				fw, fc = run(queries[0])
+			}
+			wall[0] = append(wall[0], float64(fw)/1e6)
+			cpu[0] = append(cpu[0], float64(fc)/1e6)
+			wall[j] = append(wall[j], float64(w)/float64(fw))
+			cpu[j] = append(cpu[j], float64(c)/float64(fc))
+		}
+	}
+	median := func(x []float64) float64 {
+		y := append([]float64(nil), x...)
+		sort.Float64s(y)
+		if n := len(y); n%2 == 0 {
+			return (y[n/2-1] + y[n/2]) / 2
+		}
+		return y[len(y)/2]
+	}
+	b.ReportMetric(median(wall[0]), "floor-ms")
+	b.ReportMetric(median(cpu[0]), "floor-cpu-ms")
+	for j := 1; j < len(queries); j++ {
+		b.ReportMetric(median(wall[j]), names[j]+"-x-floor")
+		b.ReportMetric(median(cpu[j]), names[j]+"-cpu-x-floor")
+	}
 }
 
 // BenchmarkEngineDuckDBParquet is the hard shape read from Parquet files through the owner's

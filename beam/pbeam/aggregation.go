@@ -6,15 +6,16 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 
 	"github.com/dpsql/dpsql/dp/noise"
 )
 
 func init() {
-	register.DoFn2x1[beam.X, func(string, contribution), error](&publicMarkerFn{})
-	register.DoFn3x1[string, unitRow, func(string, unitByPartition), error](&byPartitionFn{})
+	dofn.DoFn2x1[beam.X, func(string, contribution), error](&publicMarkerFn{})
+	dofn.DoFn3x1[string, unitRow, func(string, unitByPartition), error](&byPartitionFn{})
 	register.Emitter2[string, unitByPartition]()
-	register.DoFn4x0[string, func(*unitByPartition) bool, func(*contribution) bool, func(string, unitRow)](&publicJoinFn{})
+	dofn.DoFn4x0[string, func(*unitByPartition) bool, func(*contribution) bool, func(string, unitRow)](&publicJoinFn{})
 	register.Iter1[unitByPartition]()
 	register.Iter1[contribution]()
 	beam.RegisterType(reflect.TypeOf(unitByPartition{}))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 )
 
 // The first half of every aggregation: from PrivatePCollection elements to
@@ -32,13 +33,13 @@ import (
 // more than merging it.
 
 func init() {
-	register.DoFn3x1[beam.U, beam.V, func(string, unitRow), error](&unitRowsFn{})
+	dofn.DoFn3x1[beam.U, beam.V, func(string, unitRow), error](&unitRowsFn{})
 	register.Emitter2[string, unitRow]()
-	register.DoFn3x1[beam.U, beam.V, func(string, unitAcc), error](&unitAccsFn{})
-	register.DoFn3x0[string, unitRow, func(string, unitAcc)](&rowAccsFn{})
+	dofn.DoFn3x1[beam.U, beam.V, func(string, unitAcc), error](&unitAccsFn{})
+	dofn.DoFn3x0[string, unitRow, func(string, unitAcc)](&rowAccsFn{})
 	register.Emitter2[string, unitAcc]()
 	register.Combiner1[unitAcc](&boundFn{})
-	register.DoFn3x0[string, unitAcc, func(string, contribution)](&contributionsFn{})
+	dofn.DoFn3x0[string, unitAcc, func(string, contribution)](&contributionsFn{})
 	register.Emitter2[string, contribution]()
 	for _, t := range []reflect.Type{reflect.TypeOf(unitRow{}), reflect.TypeOf(unitAcc{}), reflect.TypeOf(unitEntry{}), reflect.TypeOf(contribution{})} {
 		beam.RegisterType(t)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 )
 
 // Confidence intervals (beyond Privacy on Beam): the ...WithCI functions
@@ -20,7 +21,7 @@ import (
 // value after contribution bounding and clamping, not the unbounded one.
 
 func init() {
-	register.DoFn3x1[string, partResult, func(beam.W, ValueWithCI), error](&ciOutFn{})
+	dofn.DoFn3x1[string, partResult, func(beam.W, ValueWithCI), error](&ciOutFn{})
 	register.Emitter2[beam.W, ValueWithCI]()
 	beam.RegisterType(reflect.TypeOf(ValueWithCI{}))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 
 	"github.com/dpsql/dpsql/beam/pbeam"
 )
@@ -20,7 +21,7 @@ import (
 
 func init() {
 	register.Function2x1[beam.X, beam.Y, string](formatPair)
-	register.DoFn2x1[int, int64, error](&nearCountFn{})
+	dofn.DoFn2x1[int, int64, error](&nearCountFn{})
 }
 
 func formatPair(k beam.X, v beam.Y) string { return fmt.Sprintf("%v=%v", k, v) }

@@ -16,15 +16,16 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 )
 
 // Helpers of the core tests (spec, private, pardo, aggregation, bounding,
 // statistics). Their names start with ct to stay clear of other test files.
 
 func init() {
-	register.DoFn2x1[beam.X, beam.Y, error](&ctCollectKVFn{})
-	register.DoFn2x2[beam.U, kvPair, string, error](&ctPairStringFn{})
-	register.DoFn2x1[beam.U, beam.V, string](&ctValueStringFn{})
+	dofn.DoFn2x1[beam.X, beam.Y, error](&ctCollectKVFn{})
+	dofn.DoFn2x2[beam.U, kvPair, string, error](&ctPairStringFn{})
+	dofn.DoFn2x1[beam.U, beam.V, string](&ctValueStringFn{})
 	register.Function1x2(ctKeyInt)
 	register.Function1x2(ctKeyFloat)
 	register.Function1x1(ctKey)

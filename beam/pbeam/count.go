@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 )
 
 // CountParams are the parameters of Count.
@@ -107,7 +108,7 @@ func count(s beam.Scope, op string, pcol PrivatePCollection, params CountParams,
 
 func init() {
 	register.Combiner3[rowSample, unitRow, rowSample](&sampleRowsFn{})
-	register.DoFn3x0[string, rowSample, func(string, contribution)](&sampledContributionsFn{})
+	dofn.DoFn3x0[string, rowSample, func(string, contribution)](&sampledContributionsFn{})
 	beam.RegisterType(reflect.TypeOf(rowSample{}))
 	beam.RegisterType(reflect.TypeOf(sampledRow{}))
 

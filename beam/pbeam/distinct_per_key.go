@@ -5,12 +5,13 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 )
 
 func init() {
-	register.DoFn4x0[string, unitAcc, func(string, contribution), func(string, string)](&distinctFanOutFn{})
+	dofn.DoFn4x0[string, unitAcc, func(string, contribution), func(string, string)](&distinctFanOutFn{})
 	register.Function2x1(firstPartition)
-	register.DoFn3x0[string, string, func(string, contribution)](&distinctValueFn{})
+	dofn.DoFn3x0[string, string, func(string, contribution)](&distinctValueFn{})
 	register.Emitter2[string, string]()
 
 	// The distinct values of a partition are counted as a count: each is

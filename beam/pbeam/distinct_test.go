@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 
 	"github.com/dpsql/dpsql/dp/noise"
 	"github.com/dpsql/dpsql/dp/selection"
@@ -73,8 +74,8 @@ func init() {
 	register.Function1x2(pageDayPage)
 	register.Function1x1(pageDay)
 	register.Function1x2(pageDayUser)
-	register.DoFn3x0[context.Context, beam.W, int64](&countFn{})
-	register.DoFn2x0[context.Context, beam.W](&countKeysFn{})
+	dofn.DoFn3x0[context.Context, beam.W, int64](&countFn{})
+	dofn.DoFn2x0[context.Context, beam.W](&countKeysFn{})
 	beam.RegisterType(reflectTypeOf[page]())
 	beam.RegisterType(reflectTypeOf[kvInt]())
 }

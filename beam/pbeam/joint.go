@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 
 	"github.com/dpsql/dpsql/dp/agg"
 	"github.com/dpsql/dpsql/dp/noise"
@@ -19,7 +20,7 @@ import (
 // mechanism per aggregation with a share of the budget each.
 
 func init() {
-	register.DoFn3x1[string, partResult, func(beam.W, Aggregates), error](&aggregatesOutFn{})
+	dofn.DoFn3x1[string, partResult, func(beam.W, Aggregates), error](&aggregatesOutFn{})
 	register.Emitter2[beam.W, Aggregates]()
 	beam.RegisterType(reflect.TypeOf(Aggregates{}))
 	beam.RegisterType(reflect.TypeOf(jointParts{}))

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 
 	"github.com/dpsql/dpsql/dp/agg"
 	"github.com/dpsql/dpsql/dp/noise"
@@ -65,10 +66,10 @@ func (fn *floatSinkFn) ProcessElement(_ int, v float64) {
 
 func init() {
 	register.Function2x1(toKeyAgg)
-	register.DoFn2x0[int, Aggregates](&aggSinkFn{})
-	register.DoFn2x0[int, ValueWithCI](&ciSinkFn{})
-	register.DoFn2x0[int, int64](&intSinkFn{})
-	register.DoFn2x0[int, float64](&floatSinkFn{})
+	dofn.DoFn2x0[int, Aggregates](&aggSinkFn{})
+	dofn.DoFn2x0[int, ValueWithCI](&ciSinkFn{})
+	dofn.DoFn2x0[int, int64](&intSinkFn{})
+	dofn.DoFn2x0[int, float64](&floatSinkFn{})
 	beam.RegisterType(reflectTypeOf[keyAgg]())
 }
 

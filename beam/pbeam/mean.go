@@ -5,12 +5,13 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 
 	"github.com/dpsql/dpsql/dp/agg"
 )
 
 func init() {
-	register.DoFn3x1[string, partResult, func(beam.W, MeanStatistics), error](&meanStatsOutFn{})
+	dofn.DoFn3x1[string, partResult, func(beam.W, MeanStatistics), error](&meanStatsOutFn{})
 	register.Emitter2[beam.W, MeanStatistics]()
 	beam.RegisterType(reflect.TypeOf(MeanStatistics{}))
 	kindImpls[kindMean] = func(fn *partitionFn) (kindImpl, error) {

@@ -3,16 +3,17 @@ package pbeam
 import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 )
 
 // The last step of an aggregation: decode the partition key and emit the
 // released value with the type PoB's function returns.
 
 func init() {
-	register.DoFn3x1[string, partResult, func(beam.W, int64), error](&int64OutFn{})
-	register.DoFn3x1[string, partResult, func(beam.W, float64), error](&float64OutFn{})
-	register.DoFn3x1[string, partResult, func(beam.W, []float64), error](&floatsOutFn{})
-	register.DoFn3x1[string, partResult, func(beam.W), error](&keyOutFn{})
+	dofn.DoFn3x1[string, partResult, func(beam.W, int64), error](&int64OutFn{})
+	dofn.DoFn3x1[string, partResult, func(beam.W, float64), error](&float64OutFn{})
+	dofn.DoFn3x1[string, partResult, func(beam.W, []float64), error](&floatsOutFn{})
+	dofn.DoFn3x1[string, partResult, func(beam.W), error](&keyOutFn{})
 	register.Emitter2[beam.W, int64]()
 	register.Emitter2[beam.W, float64]()
 	register.Emitter2[beam.W, []float64]()

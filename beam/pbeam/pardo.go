@@ -9,10 +9,11 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/util/reflectx"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 )
 
 func init() {
-	register.DoFn4x1[context.Context, beam.U, beam.V, func(beam.U, beam.W), error](&privateDoFn{})
+	dofn.DoFn4x1[context.Context, beam.U, beam.V, func(beam.U, beam.W), error](&privateDoFn{})
 	register.Emitter2[beam.U, beam.W]()
 }
 

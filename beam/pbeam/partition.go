@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 
 	"github.com/dpsql/dpsql/dp/noise"
 	"github.com/dpsql/dpsql/dp/selection"
@@ -26,7 +27,7 @@ import (
 
 func init() {
 	register.Combiner3[partAcc, contribution, partResult](&partitionFn{})
-	register.DoFn3x0[string, partResult, func(string, partResult)](&keptFn{})
+	dofn.DoFn3x0[string, partResult, func(string, partResult)](&keptFn{})
 	register.Emitter2[string, partResult]()
 	for _, t := range []reflect.Type{reflect.TypeOf(partAcc{}), reflect.TypeOf(partResult{}), reflect.TypeOf(int128{})} {
 		beam.RegisterType(t)

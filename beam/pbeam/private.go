@@ -7,13 +7,13 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 )
 
 func init() {
-	register.DoFn1x3[beam.V, string, beam.V, error](&structIDFn{})
-	register.DoFn2x3[beam.U, kvPair, beam.U, beam.V, error](&dropKeyFn{})
-	register.DoFn2x3[beam.U, kvPair, beam.U, beam.W, error](&dropValueFn{})
+	dofn.DoFn1x3[beam.V, string, beam.V, error](&structIDFn{})
+	dofn.DoFn2x3[beam.U, kvPair, beam.U, beam.V, error](&dropKeyFn{})
+	dofn.DoFn2x3[beam.U, kvPair, beam.U, beam.W, error](&dropValueFn{})
 }
 
 // PrivatePCollection is a PCollection whose every element belongs to one

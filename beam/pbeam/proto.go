@@ -7,13 +7,13 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 func init() {
-	register.DoFn1x3[beam.V, string, beam.V, error](&protoIDFn{})
+	dofn.DoFn1x3[beam.V, string, beam.V, error](&protoIDFn{})
 }
 
 var protoMessageType = reflect.TypeOf((*proto.Message)(nil)).Elem()

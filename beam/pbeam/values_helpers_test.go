@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 )
 
 // Test helpers of the value aggregations: results are written to a file by
@@ -68,7 +69,7 @@ func init() {
 	register.Function2x1(floatsResult)
 	register.Function2x1(meanStatsResult)
 	register.Function2x1(varianceStatsResult)
-	register.DoFn2x1[int, func(*keyed) bool, error](&writeResultsFn{})
+	dofn.DoFn2x1[int, func(*keyed) bool, error](&writeResultsFn{})
 	register.Iter1[keyed]()
 	beam.RegisterType(reflect.TypeOf(row{}))
 	beam.RegisterType(reflect.TypeOf(keyed{}))

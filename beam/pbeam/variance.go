@@ -6,12 +6,13 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 
 	"github.com/dpsql/dpsql/dp/agg"
 )
 
 func init() {
-	register.DoFn3x1[string, partResult, func(beam.W, VarianceStatistics), error](&varianceStatsOutFn{})
+	dofn.DoFn3x1[string, partResult, func(beam.W, VarianceStatistics), error](&varianceStatsOutFn{})
 	register.Emitter2[beam.W, VarianceStatistics]()
 	beam.RegisterType(reflect.TypeOf(VarianceStatistics{}))
 	kindImpls[kindVariance] = func(fn *partitionFn) (kindImpl, error) {

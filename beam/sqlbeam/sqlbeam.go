@@ -45,22 +45,23 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local paths for Prism, direct and shared-disk clusters
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 
 	"github.com/dpsql/dpsql/internal/shard"
 )
 
 func init() {
-	register.DoFn3x1[context.Context, int, func(int, []byte), error](&scanFn{})
+	dofn.DoFn3x1[context.Context, int, func(int, []byte), error](&scanFn{})
 	register.Emitter2[int, []byte]()
 	register.Combiner3[bucketAcc, []byte, bucketAcc](&bucketFn{})
-	register.DoFn3x1[int, bucketAcc, func(string, groupAcc), error](&contributionsFn{})
+	dofn.DoFn3x1[int, bucketAcc, func(string, groupAcc), error](&contributionsFn{})
 	register.Emitter2[string, groupAcc]()
 	register.Combiner1[groupAcc](&groupFn{})
-	register.DoFn2x2[string, groupAcc, string, error](&rowFn{})
-	register.DoFn3x1[int, bucketAcc, func(groupAcc), error](&histogramContributionsFn{})
+	dofn.DoFn2x2[string, groupAcc, string, error](&rowFn{})
+	dofn.DoFn3x1[int, bucketAcc, func(groupAcc), error](&histogramContributionsFn{})
 	register.Emitter1[groupAcc]()
 	register.Combiner1[groupAcc](&histogramFn{})
-	register.DoFn1x2[groupAcc, string, error](&histogramLineFn{})
+	dofn.DoFn1x2[groupAcc, string, error](&histogramLineFn{})
 	beam.RegisterCoder(reflect.TypeOf(bucketAcc{}), encodeBucketAcc, decodeBucketAcc)
 	beam.RegisterCoder(reflect.TypeOf(groupAcc{}), encodeGroupAcc, decodeGroupAcc)
 }

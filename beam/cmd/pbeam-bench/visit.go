@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/dpsql/dpsql/beam/internal/dofn"
 )
 
 // Visit is one restaurant visit (the thesis' running example).
@@ -69,7 +70,7 @@ func init() {
 	register.Function1x1[Visit, int](hourFn)
 	register.Function1x2[Visit, int, int](hourMinutesFn)
 	register.Function1x1[Visit, int](dayFn)
-	register.DoFn2x0[int, func(Visit)](&genFn{})
+	dofn.DoFn2x0[int, func(Visit)](&genFn{})
 	register.Emitter1[Visit]()
-	register.DoFn3x0[context.Context, beam.X, beam.Y](&sinkFn{})
+	dofn.DoFn3x0[context.Context, beam.X, beam.Y](&sinkFn{})
 }

@@ -553,8 +553,12 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// rowsPerSlab is how many rows queryRows allocates at once.
-const rowsPerSlab = 256
+// rowsPerSlab is how many rows queryRows allocates at once, and maxChunkRows how many rows
+// its largest chunks hold.
+const (
+	rowsPerSlab  = 256
+	maxChunkRows = 1 << 16
+)
 
 func queryRows(ctx context.Context, q queryer, query string, args []any, each func([]any) error) (*backend.Rows, error) {
 	rs, err := q.QueryContext(ctx, query, args...)
@@ -585,7 +589,7 @@ func queryRows(ctx context.Context, q queryer, query string, args []any, each fu
 	var slab []any
 	var chunks [][][]any
 	var chunk [][]any
-	n := 0
+	n, chunkRows := 0, rowsPerSlab // chunks double up to maxChunkRows
 	for rs.Next() {
 		if err := rs.Scan(ptrs...); err != nil {
 			return nil, wrap(ctx, err)
@@ -608,7 +612,8 @@ func queryRows(ctx context.Context, q queryer, query string, args []any, each fu
 			if chunk != nil {
 				chunks = append(chunks, chunk)
 			}
-			chunk = make([][]any, 0, min(rowsPerSlab<<len(chunks), 1<<16))
+			chunk = make([][]any, 0, chunkRows)
+			chunkRows = min(2*chunkRows, maxChunkRows)
 		}
 		chunk = append(chunk, row)
 		n++

@@ -89,8 +89,7 @@ func (c binColumns) read(row []any, out []binEntry) ([]binEntry, error) {
 	var lists [3][]any
 	for k, i := range [3]int{c.codes, c.counts, c.sum} {
 		switch v := row[i].(type) {
-		case nil:
-			return out, nil
+		case nil: // no bins (NULL when a FILTER kept no row): empty, as long as all three are
 		case []any:
 			lists[k] = v
 		default:

@@ -168,6 +168,13 @@ func TestBinEntriesBothForms(t *testing.T) {
 	if got, err := binEntries([]any{"3 1 340282366920938463463374607431768211456"}, tcol, 0); err != nil || got[0].sumBig().BitLen() != 129 {
 		t.Errorf("a sum beyond 128 bits: %v, %v", got, err)
 	}
+	// NULL lists are no bins, unless the others are not NULL.
+	if got, err := binEntries([]any{nil, nil, nil}, lcol, 0); err != nil || len(got) != 0 {
+		t.Errorf("three NULL lists: %v, %v", got, err)
+	}
+	if got, err := binEntries([]any{nil, []any{int64(1)}, []any{int64(2)}}, lcol, 0); err == nil {
+		t.Errorf("a NULL list of codes beside counts and sums was read as %v", got)
+	}
 	// Sums on both sides of int64's range, and a buffer reused from one group to the next.
 	c, err := binColumnsOf(tcol, 0)
 	if err != nil {

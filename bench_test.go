@@ -91,16 +91,21 @@ func benchKeys() int {
 
 // benchDuckDB runs the engine benchmarks on an embedded DuckDB set up by setup.
 func benchDuckDB(b *testing.B, setup string) {
+	runEngineBench(b, openBenchDB(b, setup))
+}
+
+// openBenchDB is an embedded DuckDB, as its owner, set up by setup and closed with b.
+func openBenchDB(b *testing.B, setup string) *dpsql.DB {
 	ctx := context.Background()
 	db, err := dpsql.Open(ctx, dpsql.Config{Owner: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	b.Cleanup(func() { db.Close() })
 	if _, err := db.Exec(ctx, setup); err != nil {
 		b.Fatal(err)
 	}
-	runEngineBench(b, db)
+	return db
 }
 
 // BenchmarkEngineDuckDBEasy is the easy shape: each user's 10 rows fall in at most 2 keys,
@@ -121,18 +126,11 @@ func BenchmarkEngineDuckDBEasy(b *testing.B) {
 //	DPSQL_BENCH_ROWS=10000000 go test -run '^$' -bench 'EnginePairs' -benchtime 5x .
 func BenchmarkEnginePairs(b *testing.B) {
 	ctx := context.Background()
-	db, err := dpsql.Open(ctx, dpsql.Config{Owner: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
 	setup := hardSetup(benchRows())
 	if os.Getenv("DPSQL_BENCH_SHAPE") == "easy" {
 		setup = easySetup(benchRows())
 	}
-	if _, err := db.Exec(ctx, setup); err != nil {
-		b.Fatal(err)
-	}
+	db := openBenchDB(b, setup)
 	queries := []string{floorSQL, anonSQL, implicitSQL}
 	run := func(sql string) (wall, cpu time.Duration) {
 		start, c := time.Now(), cpuTime()

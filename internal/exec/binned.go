@@ -112,16 +112,7 @@ func (c binColumns) read(row []any, out []binEntry) ([]binEntry, error) {
 	return out, nil
 }
 
-// binEntries reads aggregate j's bins from a stage row.
-func binEntries(row []any, col map[string]int, j int) ([]binEntry, error) {
-	c, err := binColumnsOf(col, j)
-	if err != nil {
-		return nil, err
-	}
-	return c.read(row, nil)
-}
-
-// binText appends the bins written as text (sqlgen.BinnedText) to out. It allocates only
+// binText appends the bins written as text (sqlgen.BinSeparator) to out. It allocates only
 // for a sum beyond an int64: at 10^5 groups the bins are read for every group, and
 // parsing each field as a big.Int had cost a third of the query (docs/benchmarks.md).
 func binText(s string, out []binEntry) ([]binEntry, error) {

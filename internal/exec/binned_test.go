@@ -27,6 +27,15 @@ func binnedRow(codes []int64, counts []int64, sums []*big.Int) ([]any, map[strin
 	return []any{c, n, s}, col
 }
 
+// binEntries reads aggregate j's bins from a stage row.
+func binEntries(row []any, col map[string]int, j int) ([]binEntry, error) {
+	c, err := binColumnsOf(col, j)
+	if err != nil {
+		return nil, err
+	}
+	return c.read(row, nil)
+}
+
 // mustBins reads aggregate 0's bins from a stage row.
 func mustBins(t *testing.T, row []any, col map[string]int) []binEntry {
 	t.Helper()

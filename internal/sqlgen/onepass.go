@@ -46,20 +46,18 @@ func (l BinLayout) BeyondCode() int64 { return int64(l.NumBins) + 1 }
 // BinsColumn, BinCountsColumn and BinSumsColumn name the stage columns of implicit-bounds
 // aggregate j under StageBinned: aligned lists of bin codes, the number of per-unit values in
 // each, and their exact sums in units of 2^BinnedValueExp. On DuckDB, BinsColumn alone holds
-// them, as text in no order (BinnedText): three lists kept aligned by ORDER BY sorted each
+// them, as text in no order (BinSeparator): three lists kept aligned by ORDER BY sorted each
 // group's bins three times, which at 10^5 groups cost more than the rest of the stage, and a
 // list of structs cost the driver more to read than the text (docs/benchmarks.md).
 func BinsColumn(j int) string      { return fmt.Sprintf("_dp_b%d", j) }
 func BinCountsColumn(j int) string { return fmt.Sprintf("_dp_hc%d", j) }
 func BinSumsColumn(j int) string   { return fmt.Sprintf("_dp_hs%d", j) }
 
-// BinnedText describes BinsColumn on DuckDB: a group's bins separated by BinSeparator, each
-// its code, count and sum in decimal separated by spaces; the code and the sum are empty when
-// NULL (the code for units without a value in this group, the sum beyond the last edge).
-const (
-	BinSeparator = ","
-	BinnedText   = "code count sum" + BinSeparator + "..."
-)
+// BinSeparator separates the bins in BinsColumn's text on DuckDB: "code count sum,...", each
+// bin its code, count and sum in decimal separated by single spaces; the code and the sum are
+// empty when NULL (the code for units without a value in this group, the sum beyond the last
+// edge).
+const BinSeparator = ","
 
 // integerValues reports whether aggregate a's per-unit values are counts (integers, summed
 // as they are).

@@ -50,9 +50,15 @@ func TestWithCIErrors(t *testing.T) {
 }
 
 // TestWithCICoverage: over many partitions, the 90% intervals of counts
-// (Gaussian noise, of sigma about 19 so that the integer grid matters
-// little) and sums (Laplace noise) contain the exact value 87% to
-// 93% of the time, and always contain the released value.
+// (Gaussian noise of sigma 16.3, on the integer grid) and sums (Laplace
+// noise) contain the exact value 87% to 94% of the time, means 87% to 97%,
+// and always contain the released value. The standard error at 2000
+// partitions is 0.0067. Measured over 200,000 counts and 50,000 means: the
+// count's interval covers 0.909 (the grid adds a little: the exact
+// discrete-Gaussian coverage is 0.9084) and the mean's 0.947, so the upper
+// ends are 4.6 standard errors above what they cover (0.93 and 0.96, 2.7
+// to 3.3 standard errors, failed about one run in 300). A box interval
+// for the mean (about 0.99) still fails.
 func TestWithCICoverage(t *testing.T) {
 	const (
 		parts = 2000
@@ -104,10 +110,10 @@ func TestWithCICoverage(t *testing.T) {
 		cov := float64(covered) / parts
 		t.Logf("%s: %d%% intervals covered the exact value in %.3f of %d partitions", c.name, int(level*100), cov, parts)
 		// The mean's interval (dp/agg's pivot inversion) is conservative
-		// on groups of five values: about 0.94 at level 0.9.
-		hi := 0.93
+		// on groups of five values: 0.947 at level 0.9.
+		hi := 0.94
 		if c.name == "mean" {
-			hi = 0.96
+			hi = 0.97
 		}
 		if cov < 0.87 || cov > hi {
 			t.Errorf("%s: coverage %.3f, want within [0.87, %v]", c.name, cov, hi)

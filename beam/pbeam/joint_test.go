@@ -226,8 +226,11 @@ func TestAggregatePerKeyNoise(t *testing.T) {
 	} {
 		emp := stdAround(c.xs, c.exact)
 		t.Logf("joint %s: empirical sigma %.4g, computed %.4g (ratio %.3f)", c.name, emp, c.sigma, emp/c.sigma)
-		// 300 draws: the estimate's relative standard error is 4%.
-		if r := emp / c.sigma; r < 0.85 || r > 1.15 {
+		// 300 draws: the estimate's relative standard error is 4.1%, so
+		// 0.8 to 1.2 is 4.9 standard errors either way (0.85 to 1.15, 3.7,
+		// failed about one run in 1,400). The sigma formula is checked
+		// exactly above; a missing sqrt(3) (0.58 or 1.73) still fails here.
+		if r := emp / c.sigma; r < 0.8 || r > 1.2 {
 			t.Errorf("joint %s: empirical sigma %v, computed %v", c.name, emp, c.sigma)
 		}
 	}

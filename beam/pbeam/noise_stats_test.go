@@ -337,7 +337,11 @@ func TestLoneUnitsPipeline(t *testing.T) {
 // TestNeighbouringPipeline: end to end, 2000 partitions of 10 units and
 // 2000 of 11 units (each partition its own units, so partitions are
 // independent releases): the two histograms of counts are within e^ε, a
-// coarse check with the pipeline's own noise.
+// coarse check with the pipeline's own noise. The largest ratio may reach
+// 1.75e (the bins near the tails hold about 340 and 125 counts, so 1.5e
+// failed a correct pipeline about one run in 5,000; half the noise gives
+// e² = 2.7e and still fails), the smallest in the tails e/1.5 (doubled
+// noise gives e/1.65).
 func TestNeighbouringPipeline(t *testing.T) {
 	const parts = 2000
 	var rows []ctRow
@@ -371,7 +375,7 @@ func TestNeighbouringPipeline(t *testing.T) {
 		t.Fatalf("released %d and %d partitions, want %d each", len(d), len(d1), parts)
 	}
 	maxR, tail, bins := ctHistogramRatio(d, d1, 60, 10, 11)
-	if bins < 4 || maxR > math.E*1.5 || tail < math.E/1.5 {
-		t.Errorf("largest frequency ratio %.3f, smallest in the tails %.3f over %d outcomes; want e = %.3f within 50%%", maxR, tail, bins, math.E)
+	if bins < 4 || maxR > math.E*1.75 || tail < math.E/1.5 {
+		t.Errorf("largest frequency ratio %.3f, smallest in the tails %.3f over %d outcomes; want e = %.3f, at most 1.75e and in the tails at least e/1.5", maxR, tail, bins, math.E)
 	}
 }

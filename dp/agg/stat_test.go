@@ -236,18 +236,19 @@ func coverage(t *testing.T, trials int, want float64, ci func() (lo, hi float64,
 	return float64(in) / float64(trials), widths[len(widths)/2]
 }
 
-// TestConfidenceIntervalCoverage: 2000 intervals at level 0.9 for each
-// aggregation. The coverage must be at least 0.9 - 4 sigma = 0.873 (sigma =
-// sqrt(0.09/2000)); for the sum, whose interval comes straight from the
-// noise distribution, and the mean, variance and standard deviation, whose
-// intervals invert a pivot (pivot.go), also at most 0.927 (not needlessly
-// wide). The count's integer interval moves in steps of several percent at
-// this scale, so it is only bounded below. Each bound
-// fails a correct implementation with probability about 3e-5.
+// TestConfidenceIntervalCoverage: 8000 intervals at level 0.9 for each
+// aggregation. The coverage must be at least 0.873; for the sum, whose
+// interval comes straight from the noise distribution, and the mean,
+// variance and standard deviation, whose intervals invert a pivot
+// (pivot.go), also at most 0.927 (not needlessly wide). The count's integer
+// interval moves in steps of several percent at this scale, so it is only
+// bounded below. The bounds are 8 standard errors (sqrt(0.09/8000)) from
+// the level, and at least 7 from every coverage measured over 20,000
+// intervals (0.898 to 0.906): with 2000 intervals they were 4 standard
+// errors, and the nine bounds together failed about one run in 2,500.
 func TestConfidenceIntervalCoverage(t *testing.T) {
-	const trials, level = 2000, 0.9
-	sigma := math.Sqrt(level * (1 - level) / trials)
-	lower, upper := level-4*sigma, level+4*sigma
+	const trials, level = 8000, 0.9
+	lower, upper := level-0.027, level+0.027
 	data := uniformData(1000, 0, 10)
 
 	check := func(name string, cov, width float64, exact bool) {
@@ -432,10 +433,11 @@ func quantileCase(q *Quantiles, data, ranks []float64) (QuantileSummary, []float
 // (atoms), a long right tail, a small group and two modes with the median
 // in the gap between them. 1000 intervals at level 0.9 per shape, each for
 // ranks 0.1, 0.5 and 0.9 against the exact quantile (linear interpolation
-// at p(n-1)); each coverage must be at least 0.862 (4 standard errors
-// below the level). Measured 0.891-0.974: close to the level on the
-// continuous shapes (0.891-0.923), more on the integers, where an atom makes
-// the exact quantile a whole step of the CDF. Intervals that assume an even
+// at p(n-1)); each coverage must be at least 0.85 (5.3 standard errors
+// below the level, and 5 below the lowest measured: 0.862 was 3.7 below
+// the bimodal shape's 0.898 and failed about one run in 3,000). Measured
+// over 10,000 intervals each: 0.898-0.927 on the continuous shapes, 0.945-0.980 on
+// the integers, where an atom makes the exact quantile a whole step of the CDF. Intervals that assume an even
 // spread across an atom fail here (one tried covered 0.43 on the integers;
 // see docs/aggregations.md).
 func TestQuantileCICoverageShapes(t *testing.T) {
@@ -485,8 +487,8 @@ func TestQuantileCICoverageShapes(t *testing.T) {
 		for j, p := range ranks {
 			cov := float64(in[j]) / trials
 			t.Logf("%s, rank %v: coverage %.3f at level %.2f", c.name, p, cov, level)
-			if cov < 0.862 {
-				t.Errorf("%s, rank %v: coverage %.3f below 0.862", c.name, p, cov)
+			if cov < 0.85 {
+				t.Errorf("%s, rank %v: coverage %.3f below 0.85", c.name, p, cov)
 			}
 		}
 	}

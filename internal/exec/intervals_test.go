@@ -158,7 +158,8 @@ func TestIntervalsThroughPostProcessing(t *testing.T) {
 }
 
 // Coverage with real noise: ROUND of a noisy sum keeps the sum's coverage (the rounding of
-// an interval that covers covers the rounded value: 90% ± 1.7%), and a ratio of two noisy
+// an interval that covers covers the rounded value: 90% ± 2.5%, 4.6 standard errors at 3000
+// runs; ± 1.7% was 3.1 and failed about one run in 600), and a ratio of two noisy
 // values, each interval at 95% (Bonferroni), covers the exact ratio at least 90% of the time
 // (conservative: measured about 0.99).
 func TestIntervalsThroughPostProcessingCoverage(t *testing.T) {
@@ -204,8 +205,8 @@ func TestIntervalsThroughPostProcessingCoverage(t *testing.T) {
 	}
 	rs, ratio := float64(covered["rs"])/runs, float64(covered["ratio"])/runs
 	t.Logf("90%% intervals covered: ROUND(sum) %.4f, sum/count %.4f", rs, ratio)
-	if math.Abs(rs-0.9) > 0.017 {
-		t.Errorf("ROUND(sum): coverage %.4f, want 0.90 ± 0.017", rs)
+	if math.Abs(rs-0.9) > 0.025 {
+		t.Errorf("ROUND(sum): coverage %.4f, want 0.90 ± 0.025", rs)
 	}
 	if ratio < 0.9 {
 		t.Errorf("sum/count: coverage %.4f, want at least 0.90", ratio)

@@ -18,8 +18,8 @@ const (
 )
 
 // Rows is a fully read result. Values hold Go values as the driver returns them (int64,
-// float64, string, bool, time.Time, *big.Int for HUGEINT/NUMERIC, []any for lists, nil for
-// NULL).
+// float64, string, bool, time.Time, *big.Int for HUGEINT and integer NUMERIC, Decimal for
+// other DECIMAL and NUMERIC values, []any for lists, nil for NULL).
 type Rows struct {
 	Columns []string
 	Types   []string // database type names, upper case ("BIGINT", "DOUBLE", "VARCHAR", ...)

@@ -45,7 +45,8 @@
 //
 // Rows have the columns and values the engine returns (dpsql.Result): int64, float64, string,
 // bool, time.Time, *big.Int (integers beyond int64, HUGEINT, exact NUMERIC sums), []any, nil
-// for NULL. ColumnType.DatabaseTypeName is the engine's type name (BIGINT, DOUBLE, VARCHAR,
+// for NULL; a DECIMAL or other NUMERIC value (dpsql.Decimal) is its exact text, such as
+// "12345678901234567.89", which scans into *string, *float64 (rounded) or *any. ColumnType.DatabaseTypeName is the engine's type name (BIGINT, DOUBLE, VARCHAR,
 // ...). database/sql converts only its standard types when scanning: a *big.Int scans into
 // *int64 or *float64 when it fits, into **big.Int or *any as it is, and not into *string; scan
 // an integer column that may hold both int64 and *big.Int values into a BigInt.

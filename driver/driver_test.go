@@ -137,6 +137,28 @@ func TestValues(t *testing.T) {
 	if a.Int.Int64() != 1 || b.Int.String() != "170141183460469231731687303715884105727" || small != 42 {
 		t.Errorf("BigInt %v %v, int64 %v", a.Int, b.Int, small)
 	}
+	// A DECIMAL is its exact text: into a string, a float64 (rounded) or an any.
+	rows, err = db.Query("SELECT CAST('12345678901234567.89' AS DECIMAL(38,2)) AS d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, _ = rows.ColumnTypes()
+	if got := types[0].DatabaseTypeName() + ":" + types[0].ScanType().String(); got != "DECIMAL(38,2):string" {
+		t.Errorf("DECIMAL column type %s", got)
+	}
+	rows.Close()
+	var (
+		text string
+		f    float64
+		v    any
+	)
+	q := "SELECT CAST('12345678901234567.89' AS DECIMAL(38,2)) AS d"
+	if err := db.QueryRow(q+", d, d").Scan(&text, &f, &v); err != nil {
+		t.Fatal(err)
+	}
+	if text != "12345678901234567.89" || f != 12345678901234567.89 || v != "12345678901234567.89" {
+		t.Errorf("DECIMAL scanned as %q, %v, %#v", text, f, v)
+	}
 }
 
 // Named parameters, and values database/sql would not accept by default.

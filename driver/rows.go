@@ -55,6 +55,11 @@ func (r *rows) Next(dest []driver.Value) error {
 		return fmt.Errorf("dpsql driver: a row of %d values for %d columns", len(row), len(dest))
 	}
 	for i, v := range row {
+		if d, ok := v.(dpsql.Decimal); ok {
+			// The exact text, a standard driver value: it scans into *string, *float64
+			// and *any, where a dpsql.Decimal would scan into none of them.
+			v = d.String()
+		}
 		dest[i] = v
 	}
 	return nil
@@ -86,7 +91,8 @@ var (
 )
 
 // ColumnTypeScanType is the Go type of the column's values, from its type name; any when the
-// values may be of several types (NUMERIC: *big.Int or float64) or the type is unknown.
+// values may be of several types (NUMERIC: *big.Int or the text of a decimal) or the type is
+// unknown. DECIMAL values are their exact text.
 func (r *rows) ColumnTypeScanType(i int) reflect.Type {
 	t := strings.ToUpper(r.cur().Columns[i].Type)
 	if strings.HasSuffix(t, "]") {
@@ -98,9 +104,9 @@ func (r *rows) ColumnTypeScanType(i int) reflect.Type {
 	switch strings.TrimSpace(t) {
 	case "BIGINT", "INTEGER", "INT", "SMALLINT", "TINYINT", "UINTEGER", "USMALLINT", "UTINYINT", "INT64", "INT8", "INT4", "INT2":
 		return typeInt64
-	case "DOUBLE", "FLOAT", "REAL", "DECIMAL", "DOUBLE PRECISION", "FLOAT64", "FLOAT8", "FLOAT4":
+	case "DOUBLE", "FLOAT", "REAL", "DOUBLE PRECISION", "FLOAT64", "FLOAT8", "FLOAT4":
 		return typeFloat
-	case "VARCHAR", "TEXT", "STRING", "CHARACTER VARYING", "INTERVAL", "UUID":
+	case "VARCHAR", "TEXT", "STRING", "CHARACTER VARYING", "INTERVAL", "UUID", "DECIMAL":
 		return typeString
 	case "BOOLEAN", "BOOL":
 		return typeBool

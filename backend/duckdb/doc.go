@@ -57,8 +57,8 @@
 //
 // Query returns Go values: int64 for all integer types up to BIGINT, including unsigned ones
 // (UBIGINT values above math.MaxInt64 become *big.Int); *big.Int for HUGEINT, UHUGEINT and
-// BIGNUM; float64 for FLOAT, DOUBLE and DECIMAL (DECIMAL is rounded to the nearest float64:
-// dpsql sums exactly in HUGEINT and never relies on DECIMAL exactness); string for VARCHAR,
+// BIGNUM; float64 for FLOAT and DOUBLE; backend.Decimal for DECIMAL (exactly, with the
+// column's scale: a group key or an owner's value reads as stored); string for VARCHAR,
 // ENUM, BIT, UUID (canonical form) and INTERVAL (text like "1 month 2 days 00:00:03"); bool;
 // time.Time for DATE, TIME and TIMESTAMP types; []byte for BLOB; []any for LIST and ARRAY;
 // map[string]any for STRUCT; map[any]any for MAP; the member value for UNION; nil for NULL.

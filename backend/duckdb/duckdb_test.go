@@ -26,6 +26,39 @@ func open(t *testing.T, path string, opts Options) *DB {
 	return d
 }
 
+// TestDecimalsExact: DECIMAL values come back exactly, with their scale, including digits a
+// float64 does not hold and decimals inside lists.
+func TestDecimalsExact(t *testing.T) {
+	d := open(t, "", Options{Mode: backend.Owner})
+	rows, err := d.Query(context.Background(), `SELECT 12345678901234567.89::DECIMAL(38,2),
+		12345678901234567.90::DECIMAL(38,2), -0.005::DECIMAL(4,3), 1.5::DECIMAL(18,3),
+		[0.5, -2.25]::DECIMAL(9,2)[], 99999999999999999999999999999999999999::DECIMAL(38,0)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{"12345678901234567.89", "12345678901234567.90", "-0.005", "1.500",
+		[]any{"0.50", "-2.25"}, "99999999999999999999999999999999999999"}
+	var text func(v any) any
+	text = func(v any) any {
+		switch x := v.(type) {
+		case backend.Decimal:
+			return x.String()
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = text(e)
+			}
+			return out
+		}
+		return fmt.Sprintf("%T", v)
+	}
+	for i, w := range want {
+		if got := text(rows.Values[0][i]); !reflect.DeepEqual(got, w) {
+			t.Errorf("column %d (%s): %v, want %v", i, rows.Types[i], got, w)
+		}
+	}
+}
+
 func TestValues(t *testing.T) {
 	d := open(t, "", Options{Mode: backend.Owner})
 	rows, err := d.Query(context.Background(), `SELECT
@@ -42,7 +75,7 @@ func TestValues(t *testing.T) {
 	want := []any{
 		int64(1), int64(2), int64(3), int64(4), int64(5), int64(6),
 		new(big.Int).SetUint64(18446744073709551615), huge,
-		2.5, 0.1, 1.25, "x", true, time.Date(2020, 1, 2, 0, 0, 0, 0, time.UTC),
+		2.5, 0.1, backend.Decimal{Unscaled: big.NewInt(125), Scale: 2}, "x", true, time.Date(2020, 1, 2, 0, 0, 0, 0, time.UTC),
 		time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), []any{int64(1), int64(2)}, nil,
 		"6ba7b810-9dad-11d1-80b4-00c04fd430c8", "1 month 2 days 00:00:03",
 		map[string]any{"a": int64(1)}, int64(42),

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	duckdbdrv "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/dpsql/dpsql/backend"
 )
 
 // convert turns a value as the driver returns it into the Go value documented in the package
@@ -51,9 +53,12 @@ func convert(v any, typ string) any {
 	case float32:
 		return float64(x)
 	case duckdbdrv.Decimal:
-		return x.Float64()
+		return decimal(x)
 	case *duckdbdrv.Decimal:
-		return x.Float64()
+		if x == nil {
+			return nil
+		}
+		return decimal(*x)
 	case duckdbdrv.Interval:
 		return formatInterval(x)
 	case []byte:
@@ -96,6 +101,15 @@ func convert(v any, typ string) any {
 		return convert(x.Value, "")
 	}
 	return v
+}
+
+// decimal is a DECIMAL value, exactly (backend.Decimal).
+func decimal(x duckdbdrv.Decimal) backend.Decimal {
+	u := new(big.Int)
+	if x.Value != nil {
+		u.Set(x.Value)
+	}
+	return backend.Decimal{Unscaled: u, Scale: int(x.Scale)}
 }
 
 // formatInterval renders an interval like DuckDB: "1 year 2 months 3 days 04:05:06.000007".

@@ -44,8 +44,8 @@
 //
 // Query returns Go values: int64 for SMALLINT, INTEGER, BIGINT and OID; float64 for REAL and
 // DOUBLE PRECISION; NUMERIC without digits after the point (scale 0, which is what SUM over
-// integers returns) exactly as *big.Int, never through a float; other NUMERIC values,
-// NaN and ±Infinity as the nearest float64 (as the DuckDB backend does for DECIMAL); string
+// integers returns) exactly as *big.Int, never through a float; other NUMERIC values exactly
+// as backend.Decimal (as the DuckDB backend does for DECIMAL); NaN and ±Infinity as float64; string
 // for TEXT, VARCHAR, CHAR, NAME, UUID (canonical form) and INTERVAL (DuckDB's rendering,
 // "1 year 2 months 3 days 04:05:06"); bool; time.Time for DATE, TIME (on 0001-01-01),
 // TIMESTAMP and TIMESTAMPTZ; []byte for BYTEA; []any for arrays; nil for NULL. Other types

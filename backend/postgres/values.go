@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/dpsql/dpsql/backend"
 )
 
 // convert turns a value as pgx decodes it into the Go value documented in the package
@@ -76,8 +78,9 @@ func params(args []any) []any {
 }
 
 // numeric converts a NUMERIC value: with no digits after the decimal point (display scale 0,
-// which is what SUM over integers returns) exactly to *big.Int; otherwise to the nearest
-// float64, as the DuckDB backend does for DECIMAL. NaN and ±Infinity become float64 too.
+// which is what SUM over integers returns) exactly to *big.Int; otherwise exactly to a
+// backend.Decimal with its display scale, as the DuckDB backend does for DECIMAL. NaN and
+// ±Infinity become float64.
 func numeric(n pgtype.Numeric) any {
 	switch {
 	case !n.Valid:
@@ -98,8 +101,7 @@ func numeric(n pgtype.Numeric) any {
 		}
 		return i
 	}
-	f, _ := new(big.Rat).SetFrac(n.Int, pow10(int64(-n.Exp))).Float64() // nearest float64
-	return f
+	return backend.Decimal{Unscaled: new(big.Int).Set(n.Int), Scale: int(-n.Exp)}
 }
 
 func pow10(e int64) *big.Int {

@@ -323,6 +323,8 @@ func text(v any, sqlType string) string {
 			return "NULL"
 		}
 		return v.String()
+	case dpsql.Decimal:
+		return v.String()
 	case bool:
 		return strconv.FormatBool(v)
 	case time.Time:
@@ -341,7 +343,7 @@ func text(v any, sqlType string) string {
 
 func isNumber(v any) bool {
 	switch v.(type) {
-	case int64, int, int32, uint64, float64, float32, *big.Int:
+	case int64, int, int32, uint64, float64, float32, *big.Int, dpsql.Decimal:
 		return true
 	}
 	return false
@@ -678,6 +680,8 @@ func appendJSON(b *bytes.Buffer, v any, sqlType string) {
 			b.WriteString("null")
 			return
 		}
+		b.WriteString(v.String())
+	case dpsql.Decimal:
 		b.WriteString(v.String())
 	case int64, int, int32, uint64, bool:
 		b.WriteString(text(v, sqlType))

@@ -241,3 +241,32 @@ func TestUniqueKeys(t *testing.T) {
 		}
 	}
 }
+
+// DECIMAL values print exactly, with their scale, in every format: right-aligned in tables,
+// numbers in JSON.
+func TestDecimalsPrintExactly(t *testing.T) {
+	r := &dpsql.Result{
+		Columns: []dpsql.Column{col("k", "DECIMAL(38,2)"), col("label", "VARCHAR")},
+		Rows: [][]any{
+			{dpsql.Decimal{Unscaled: bigInt("1234567890123456789"), Scale: 2}, "x"},
+			{dpsql.Decimal{Unscaled: bigInt("-5"), Scale: 2}, "y"},
+		},
+		Tag: "SELECT 2",
+	}
+	for _, c := range []struct {
+		f    Format
+		want string
+	}{
+		{FormatTable, "          k           | label\n----------------------+-------\n 12345678901234567.89 | x\n                -0.05 | y\n(2 rows)\n\n"},
+		{FormatCSV, "k,label\n12345678901234567.89,x\n-0.05,y\n"},
+		{FormatJSON, `[{"k":12345678901234567.89,"label":"x"},{"k":-0.05,"label":"y"}]` + "\n"},
+	} {
+		var b bytes.Buffer
+		if err := writeResult(&b, c.f, r); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want {
+			t.Errorf("%s:\n%s\nwant\n%s", c.f, b.String(), c.want)
+		}
+	}
+}

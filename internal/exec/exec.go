@@ -1171,6 +1171,10 @@ func toInt64(v any) (int64, error) {
 		}
 	case float64:
 		return int64(x), nil
+	case backend.Decimal:
+		if i, ok := x.Int(); ok && i.IsInt64() {
+			return i.Int64(), nil
+		}
 	}
 	return 0, fmt.Errorf("unexpected integer value %v (%T)", v, v)
 }
@@ -1189,6 +1193,11 @@ func toBig(v any) (*big.Int, error) {
 			return nil, fmt.Errorf("inexact sum %v", x)
 		}
 		return b, nil
+	case backend.Decimal:
+		if b, ok := x.Int(); ok {
+			return b, nil
+		}
+		return nil, fmt.Errorf("inexact sum %v", x)
 	case string:
 		b, ok := new(big.Int).SetString(x, 10)
 		if ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/internal/engine"
 	"github.com/dpsql/dpsql/sqlerr"
 )
@@ -329,19 +330,21 @@ func TestDescribeNeverRuns(t *testing.T) {
 }
 
 func TestBinaryResults(t *testing.T) {
+	// A DECIMAL beyond float64's digits goes out exactly, in both formats.
+	exact := backend.Decimal{Unscaled: big.NewInt(1234567890123456789), Scale: 2}
 	d := time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)
 	tsv := time.Date(2024, 1, 2, 3, 4, 5, 600000000, time.UTC)
 	fake := &fakeSession{answer: func(ctx context.Context, script string, args []any) ([]*engine.Result, error) {
 		return []*engine.Result{{Statement: script, Columns: []engine.Column{
 			{Name: "i", Type: "BIGINT"}, {Name: "f", Type: "DOUBLE"}, {Name: "s", Type: "VARCHAR"}, {Name: "b", Type: "BOOLEAN"},
 			{Name: "d", Type: "DATE"}, {Name: "ts", Type: "TIMESTAMP"}, {Name: "n", Type: "DECIMAL(18,3)"}, {Name: "h", Type: "HUGEINT"},
-			{Name: "i4", Type: "INTEGER"}, {Name: "null", Type: "BIGINT"}},
-			Rows: [][]any{{int64(-5), 0.1, "héllo", true, d, tsv, 12.5, new(big.Int).Lsh(big.NewInt(1), 70), int64(7), nil}}, Tag: "SELECT 1"}}, nil
+			{Name: "i4", Type: "INTEGER"}, {Name: "null", Type: "BIGINT"}, {Name: "x", Type: "DECIMAL(38,2)"}},
+			Rows: [][]any{{int64(-5), 0.1, "héllo", true, d, tsv, 12.5, new(big.Int).Lsh(big.NewInt(1), 70), int64(7), nil, exact}}, Tag: "SELECT 1"}}, nil
 	}}
 	ts := startServer(t, func(string) (Session, error) { return fake, nil })
 	c := connect(t, ts)
 	ctx := testCtx(t)
-	want := []string{"-5", "0.1", "héllo", "t", "2024-02-29", "2024-01-02 03:04:05.6", "12.5", "1180591620717411303424", "7", ""}
+	want := []string{"-5", "0.1", "héllo", "t", "2024-02-29", "2024-01-02 03:04:05.6", "12.5", "1180591620717411303424", "7", "", "12345678901234567.89"}
 	for _, format := range []int16{0, 1} {
 		res := c.PgConn().ExecParams(ctx, "SELECT everything", nil, nil, nil, []int16{format}).Read()
 		if res.Err != nil {
@@ -373,6 +376,10 @@ func TestBinaryResults(t *testing.T) {
 			case pgtype.Numeric:
 				f, _ := x.Float64Value()
 				got = formatFloat(f.Float64, 64)
+				if fd.Name == "x" {
+					dv, _ := x.Value()
+					got, _ = dv.(string)
+				}
 				if fd.Name == "h" {
 					got = x.Int.String()
 					for e := int32(0); e < x.Exp; e++ {
@@ -399,12 +406,13 @@ func TestBinaryResults(t *testing.T) {
 		h   pgtype.Numeric
 		i4  int32
 		nul *int64
+		x   string
 	)
-	if err := c.QueryRow(ctx, "SELECT everything").Scan(&i, &f, &s, &b, &dd, &tt, &n, &h, &i4, &nul); err != nil {
+	if err := c.QueryRow(ctx, "SELECT everything").Scan(&i, &f, &s, &b, &dd, &tt, &n, &h, &i4, &nul, &x); err != nil {
 		t.Fatal(err)
 	}
-	if i != -5 || f != 0.1 || s != "héllo" || !b || !dd.Equal(d) || !tt.Equal(tsv) || i4 != 7 || nul != nil {
-		t.Errorf("scanned %v %v %v %v %v %v %v %v", i, f, s, b, dd, tt, i4, nul)
+	if i != -5 || f != 0.1 || s != "héllo" || !b || !dd.Equal(d) || !tt.Equal(tsv) || i4 != 7 || nul != nil || x != "12345678901234567.89" {
+		t.Errorf("scanned %v %v %v %v %v %v %v %v %v", i, f, s, b, dd, tt, i4, nul, x)
 	}
 }
 

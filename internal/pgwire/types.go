@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/dpsql/dpsql/backend"
 )
 
 // PostgreSQL type OIDs dpsql sends and reads.
@@ -159,6 +161,8 @@ func textValue(v any, t pgType) (string, bool) {
 			return "", false
 		}
 		return x.FloatString(10), true
+	case backend.Decimal:
+		return x.String(), true
 	case time.Time:
 		return formatTime(x, t), true
 	case []byte:

@@ -211,6 +211,8 @@ func asFloat(v any) (float64, error) {
 	case *big.Int:
 		f, _ := new(big.Float).SetInt(x).Float64()
 		return f, nil
+	case backend.Decimal:
+		return x.Float64(), nil
 	}
 	return 0, fmt.Errorf("store: expected a number, got %T", v)
 }
@@ -226,6 +228,10 @@ func asInt(v any) (int64, error) {
 	case float64:
 		if x == float64(int64(x)) {
 			return int64(x), nil
+		}
+	case backend.Decimal:
+		if i, ok := x.Int(); ok && i.IsInt64() {
+			return i.Int64(), nil
 		}
 	}
 	return 0, fmt.Errorf("store: expected an integer, got %T %v", v, v)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dpsql/dpsql/backend"
 )
 
 // Expected is a parsed reference result: the column types and the rows, in order when
@@ -479,6 +481,8 @@ func number(v any) (float64, bool) {
 	case *big.Int:
 		f, _ := new(big.Float).SetInt(x).Float64()
 		return f, true
+	case backend.Decimal:
+		return x.Float64(), true
 	case json.Number:
 		f, err := parseNumber(string(x))
 		return f, err == nil

@@ -1,0 +1,59 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dpsql/dpsql/backend"
+	"github.com/dpsql/dpsql/internal/testmode"
+)
+
+// Group keys of type DECIMAL (NUMERIC on PostgreSQL) are released exactly: two keys that a
+// float64 cannot tell apart (12345678901234567.89 and 12345678901234567.90) are two rows
+// with two different keys, also once post-processed. Before, both read as the float64
+// 12345678901234568 and printed alike, and a filter on the released key compared floats.
+// PostgreSQL's keys come without trailing zeros (trim_scale, sqlgen.NormaliseKey: 1.5 and
+// 1.50 are one group there, and its spelling must not be one person's).
+func TestDecimalKeysExact(t *testing.T) {
+	forBackends(t, func(t *testing.T, d backend.Dialect) {
+		rows := "SELECT i AS uid, CAST('12345678901234567.89' AS DECIMAL(38,2)) + (i % 2) * CAST('0.01' AS DECIMAL(38,2)) AS k FROM range(20000) r(i)"
+		if d == backend.Postgres {
+			rows = "SELECT i AS uid, CAST('12345678901234567.89' AS NUMERIC(38,2)) + (i % 2) * CAST('0.01' AS NUMERIC(38,2)) AS k FROM generate_series(0, 19999) i"
+		}
+		hi := "12345678901234567.90"
+		if d == backend.Postgres {
+			hi = "12345678901234567.9"
+		}
+		env := newBudgetEnv(t, d, "CREATE TABLE dk OPTIONS(anonymization_userid_column='uid') AS "+rows)
+		an := env.analyst(t, testmode.Noiseless{}, time.Minute)
+		ctx := context.Background()
+		const anon = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1, delta=1e-5, max_groups_contributed=1) k, COUNT(*) AS n FROM dk GROUP BY k"
+		for _, c := range []struct {
+			q    string
+			want []string
+		}{
+			{anon + " ORDER BY k", []string{"12345678901234567.89", hi}},
+			{"SELECT k, n FROM (" + anon + ") AS x WHERE k > CAST('12345678901234567.89' AS DECIMAL(38,2)) ORDER BY k", []string{hi}},
+		} {
+			res, err := an.Exec(ctx, c.q)
+			if err != nil {
+				t.Fatalf("%s: %v", c.q, err)
+			}
+			var got []string
+			for _, row := range res[0].Rows {
+				k, ok := row[0].(backend.Decimal)
+				if !ok {
+					t.Fatalf("%s: key %v (%T), want a backend.Decimal", c.q, row[0], row[0])
+				}
+				got = append(got, k.String())
+				if row[1] != int64(10000) {
+					t.Errorf("%s: key %s counted %v, want 10000", c.q, k, row[1])
+				}
+			}
+			if len(got) != len(c.want) || (len(got) > 0 && got[0] != c.want[0]) || (len(got) > 1 && got[1] != c.want[1]) {
+				t.Errorf("%s: keys %v, want %v", c.q, got, c.want)
+			}
+		}
+	})
+}

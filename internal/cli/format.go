@@ -292,11 +292,11 @@ func formatTime(t time.Time, sqlType string) string {
 	case typ == "DATE":
 		return t.Format(time.DateOnly)
 	case typ == "TIME" || strings.HasPrefix(typ, "TIME "):
-		return t.Format("15:04:05.999999")
+		return t.Format("15:04:05.999999999")
 	case typ == "TIMESTAMPTZ" || strings.Contains(typ, "WITH TIME ZONE"):
-		return t.Format("2006-01-02 15:04:05.999999-07:00")
+		return t.Format("2006-01-02 15:04:05.999999999-07:00")
 	}
-	return t.Format("2006-01-02 15:04:05.999999")
+	return t.Format("2006-01-02 15:04:05.999999999")
 }
 
 // text is the plain text of a non-NULL value, as the table and CSV formats show it.

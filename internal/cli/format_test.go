@@ -270,3 +270,21 @@ func TestDecimalsPrintExactly(t *testing.T) {
 		}
 	}
 }
+
+// Timestamps print every fractional digit they hold: TIMESTAMP_NS keeps its nanoseconds.
+func TestNanosecondsPrint(t *testing.T) {
+	ns := time.Date(2020, 1, 1, 0, 0, 0, 123456789, time.UTC)
+	for _, c := range []struct {
+		typ  string
+		v    time.Time
+		want string
+	}{
+		{"TIMESTAMP_NS", ns, "2020-01-01 00:00:00.123456789"},
+		{"TIMESTAMP", ns.Truncate(time.Microsecond), "2020-01-01 00:00:00.123456"},
+		{"TIMESTAMP", ns.Truncate(time.Second), "2020-01-01 00:00:00"},
+	} {
+		if got := text(c.v, c.typ); got != c.want {
+			t.Errorf("%s %v: %q, want %q", c.typ, c.v, got, c.want)
+		}
+	}
+}

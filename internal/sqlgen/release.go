@@ -278,13 +278,13 @@ func timeLayout(typ string) string {
 	t := strings.ToUpper(typ)
 	switch {
 	case strings.Contains(t, "TZ") || strings.Contains(t, "TIME ZONE"):
-		return "2006-01-02 15:04:05.999999Z07:00"
+		return "2006-01-02 15:04:05.999999999Z07:00"
 	case strings.HasPrefix(t, "TIMESTAMP") || strings.HasPrefix(t, "DATETIME"):
-		return "2006-01-02 15:04:05.999999"
+		return "2006-01-02 15:04:05.999999999"
 	case strings.HasPrefix(t, "DATE"):
 		return "2006-01-02"
 	case strings.HasPrefix(t, "TIME"):
-		return "15:04:05.999999"
+		return "15:04:05.999999999"
 	}
-	return "2006-01-02 15:04:05.999999"
+	return "2006-01-02 15:04:05.999999999"
 }

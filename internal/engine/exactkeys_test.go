@@ -57,3 +57,37 @@ func TestDecimalKeysExact(t *testing.T) {
 		}
 	})
 }
+
+// TIMESTAMP_NS group keys keep their nanoseconds (DuckDB): keys one nanosecond apart are two
+// rows with two keys, printed (the CLI) and post-processed (the released rows' literals)
+// with every digit. Before, both printed as ...00.123456 and a filter on the released key
+// compared the truncated values.
+func TestNanosecondKeysExact(t *testing.T) {
+	env := newBudgetEnv(t, backend.DuckDB, "CREATE TABLE nk OPTIONS(anonymization_userid_column='uid') AS SELECT i AS uid, make_timestamp_ns(1577836800123456789 + i % 2) AS k FROM range(20000) r(i)")
+	an := env.analyst(t, testmode.Noiseless{}, time.Minute)
+	ctx := context.Background()
+	const anon = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=1, delta=1e-5, max_groups_contributed=1) k, COUNT(*) AS n FROM nk GROUP BY k"
+	for _, c := range []struct {
+		q    string
+		want []int
+	}{
+		{anon + " ORDER BY k", []int{123456789, 123456790}},
+		{"SELECT k, n FROM (" + anon + ") AS x WHERE k > CAST('2020-01-01 00:00:00.123456789' AS TIMESTAMP_NS) ORDER BY k", []int{123456790}},
+	} {
+		res, err := an.Exec(ctx, c.q)
+		if err != nil {
+			t.Fatalf("%s: %v", c.q, err)
+		}
+		var got []int
+		for _, row := range res[0].Rows {
+			k, ok := row[0].(time.Time)
+			if !ok {
+				t.Fatalf("%s: key %v (%T)", c.q, row[0], row[0])
+			}
+			got = append(got, k.Nanosecond())
+		}
+		if len(got) != len(c.want) || got[0] != c.want[0] || (len(got) > 1 && got[1] != c.want[1]) {
+			t.Errorf("%s: nanoseconds %v, want %v", c.q, got, c.want)
+		}
+	}
+}

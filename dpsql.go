@@ -78,7 +78,8 @@ func ownerMemoryLimit(ctx context.Context, q backend.Querier) (int64, error) {
 // named arguments, db.Exec(ctx, "... CLAMPED BETWEEN @lo AND @hi ...", sql.Named("lo", 0),
 // sql.Named("hi", 100)); for $1, $2, ... plain values in order, db.Exec(ctx, "... CLAMPED
 // BETWEEN $1 AND $2 ...", 0, 100); not both in one call. Values may be nil, bool, integers,
-// float64, string, *big.Int, *big.Rat (NUMERIC) or time.Time (TIMESTAMP). A parameter is bound
+// float64, string, *big.Int, *big.Rat or Decimal (NUMERIC: at most 9 digits after the point,
+// exactly) or time.Time (TIMESTAMP). A parameter is bound
 // as a typed literal before the query is analyzed, so every privacy check sees its value; a
 // @name or $n without a value, and a positional value no $n uses, are errors (SQLSTATE 42P02).
 func (db *DB) Exec(ctx context.Context, script string, args ...any) (res []*Result, err error) {

@@ -76,12 +76,12 @@ func (c *Conn) PrepareContext(_ context.Context, query string) (driver.Stmt, err
 }
 
 // CheckNamedValue lets the values the engine binds reach it unchanged (database/sql would
-// refuse *big.Int, *big.Rat and []any) and leaves other values to database/sql's default
-// conversion (driver.Valuer, named types).
+// refuse *big.Int, *big.Rat, dpsql.Decimal and []any) and leaves other values to
+// database/sql's default conversion (driver.Valuer, named types).
 func (c *Conn) CheckNamedValue(nv *driver.NamedValue) error {
 	switch nv.Value.(type) {
 	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64,
-		float32, float64, string, []byte, time.Time, *big.Int, *big.Rat, []any:
+		float32, float64, string, []byte, time.Time, *big.Int, *big.Rat, dpsql.Decimal, []any:
 		return nil
 	}
 	return driver.ErrSkip

@@ -36,7 +36,8 @@
 //
 // Query and Exec run a script of one or more statements, as dpsql.DB.Exec does. Arguments are
 // the values of @name query parameters, given as sql.Named("name", value): nil, bool, integers,
-// floats, string, *big.Int and *big.Rat (NUMERIC), time.Time (TIMESTAMP); []any and other
+// floats, string, *big.Int, *big.Rat and dpsql.Decimal (NUMERIC, exactly: at most 9 digits
+// after the point), time.Time (TIMESTAMP); []any and other
 // values reach the engine unchanged, and the engine refuses what it cannot bind. Arguments
 // without a name are the values of $1, $2, ... in order (db.Query("... WHERE shop = $1",
 // "north")); a script takes named or positional arguments, not both. Prepare returns a
@@ -45,8 +46,9 @@
 //
 // Rows have the columns and values the engine returns (dpsql.Result): int64, float64, string,
 // bool, time.Time, *big.Int (integers beyond int64, HUGEINT, exact NUMERIC sums), []any, nil
-// for NULL; a DECIMAL or other NUMERIC value (dpsql.Decimal) is its exact text, such as
-// "12345678901234567.89", which scans into *string, *float64 (rounded) or *any. ColumnType.DatabaseTypeName is the engine's type name (BIGINT, DOUBLE, VARCHAR,
+// for NULL; a DECIMAL or other NUMERIC value (dpsql.Decimal), in a list too, is its exact
+// text, such as "12345678901234567.89", which scans into *string, *float64 (rounded), *any or
+// a BigInt when it is whole ("5.00"), but not into *int64 unless it has no point. ColumnType.DatabaseTypeName is the engine's type name (BIGINT, DOUBLE, VARCHAR,
 // ...). database/sql converts only its standard types when scanning: a *big.Int scans into
 // *int64 or *float64 when it fits, into **big.Int or *any as it is, and not into *string; scan
 // an integer column that may hold both int64 and *big.Int values into a BigInt.

@@ -159,6 +159,20 @@ func TestValues(t *testing.T) {
 	if text != "12345678901234567.89" || f != 12345678901234567.89 || v != "12345678901234567.89" {
 		t.Errorf("DECIMAL scanned as %q, %v, %#v", text, f, v)
 	}
+	// In lists too; a whole DECIMAL ("5.00") scans into a BigInt; a dpsql.Decimal goes back
+	// in as a parameter, exactly.
+	var (
+		lst   any
+		whole driver.BigInt
+		back  string
+	)
+	exact := dpsql.Decimal{Unscaled: big.NewInt(1234567890123456789), Scale: 2}
+	if err := db.QueryRow("SELECT [CAST('0.50' AS DECIMAL(9,2))], CAST(5 AS DECIMAL(10,2)), CAST(@x AS VARCHAR)", sql.Named("x", exact)).Scan(&lst, &whole, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(lst, []any{"0.50"}) || whole.Int.Int64() != 5 || back != "12345678901234567.890000000" {
+		t.Errorf("list %#v, whole %v, parameter %q", lst, whole.Int, back)
+	}
 }
 
 // Named parameters, and values database/sql would not accept by default.

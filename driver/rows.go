@@ -55,14 +55,26 @@ func (r *rows) Next(dest []driver.Value) error {
 		return fmt.Errorf("dpsql driver: a row of %d values for %d columns", len(row), len(dest))
 	}
 	for i, v := range row {
-		if d, ok := v.(dpsql.Decimal); ok {
-			// The exact text, a standard driver value: it scans into *string, *float64
-			// and *any, where a dpsql.Decimal would scan into none of them.
-			v = d.String()
-		}
-		dest[i] = v
+		dest[i] = decimalsAsText(v)
 	}
 	return nil
+}
+
+// decimalsAsText is v with every dpsql.Decimal, in lists too, replaced by its exact text: a
+// standard driver value, which scans into *string, *float64 and *any, where a dpsql.Decimal
+// would scan into none of them.
+func decimalsAsText(v any) any {
+	switch x := v.(type) {
+	case dpsql.Decimal:
+		return x.String()
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = decimalsAsText(e)
+		}
+		return out
+	}
+	return v
 }
 
 func (r *rows) HasNextResultSet() bool { return r.set+1 < len(r.res) }
@@ -119,7 +131,7 @@ func (r *rows) ColumnTypeScanType(i int) reflect.Type {
 }
 
 // BigInt scans an integer value of any size: an int64 or a *big.Int (and, like database/sql,
-// the text of an integer). NULL leaves Int nil.
+// the text of an integer, or of a whole DECIMAL such as "5.00"). NULL leaves Int nil.
 //
 //	var n driver.BigInt
 //	err := rows.Scan(&n) // n.Int is a *big.Int
@@ -139,7 +151,12 @@ func (b *BigInt) Scan(src any) error {
 	case string:
 		n, ok := new(big.Int).SetString(v, 10)
 		if !ok {
-			return fmt.Errorf("dpsql driver: %q is not an integer", v)
+			// The text of a DECIMAL with zeros after the point ("5.00") is an integer too.
+			r, isRat := new(big.Rat).SetString(v)
+			if !isRat || !r.IsInt() || strings.ContainsAny(v, "/eE") {
+				return fmt.Errorf("dpsql driver: %q is not an integer", v)
+			}
+			n = new(big.Int).Set(r.Num())
 		}
 		b.Int = n
 	case []byte:

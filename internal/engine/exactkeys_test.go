@@ -55,6 +55,20 @@ func TestDecimalKeysExact(t *testing.T) {
 				t.Errorf("%s: keys %v, want %v", c.q, got, c.want)
 			}
 		}
+		// A released key given back as a parameter selects its own group only.
+		res, err := an.Exec(ctx, anon+" ORDER BY k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := res[0].Rows[0][0]
+		q := "SELECT k, n FROM (" + anon + ") AS x WHERE k = $1"
+		res, err = an.Exec(ctx, q, key)
+		if err != nil {
+			t.Fatalf("%s with $1 = %v: %v", q, key, err)
+		}
+		if len(res[0].Rows) != 1 || res[0].Rows[0][0].(backend.Decimal).String() != "12345678901234567.89" {
+			t.Errorf("%s with $1 = %v: rows %v", q, key, res[0].Rows)
+		}
 	})
 }
 

@@ -69,9 +69,15 @@ func ParseParam(typ, text string) (Param, error) {
 		}
 		p.Text = strconv.FormatFloat(f, 'g', -1, 64)
 	case "NUMERIC":
-		if _, ok := new(big.Rat).SetString(text); !ok || strings.ContainsAny(text, "/eE") {
+		r, ok := new(big.Rat).SetString(text)
+		if !ok || strings.ContainsAny(text, "/eE") {
 			return Param{}, fmt.Errorf("%q is not a NUMERIC", text)
 		}
+		t, err := numericText(r)
+		if err != nil {
+			return Param{}, fmt.Errorf("%q %v", text, err)
+		}
+		p.Text = t
 	case "BOOL":
 		b, err := strconv.ParseBool(text)
 		if err != nil {
@@ -90,6 +96,30 @@ func ParseParam(typ, text string) (Param, error) {
 	return p, nil
 }
 
+// numericText is x written as a NUMERIC parameter's value: ZetaSQL's NUMERIC (DuckDB's
+// DECIMAL(38,9)) holds 38 digits, 9 of them after the point, so x must be a multiple of
+// 10^-9 below 10^29 in magnitude. A value with more digits after the point or beyond the
+// range is refused, as BigQuery refuses it, rather than rounded: the text is always a
+// decimal literal of at most 38 digits, which the database reads exactly (a longer one it
+// reads as a DOUBLE).
+func numericText(x *big.Rat) (string, error) {
+	scaled := new(big.Rat).Mul(x, new(big.Rat).SetInt64(1_000_000_000))
+	if !scaled.IsInt() {
+		return "", fmt.Errorf("has more than 9 digits after the point: a NUMERIC holds 9")
+	}
+	if new(big.Int).Abs(scaled.Num()).Cmp(numericLimit) >= 0 {
+		return "", fmt.Errorf("is beyond the range of NUMERIC (below 10^29 in magnitude)")
+	}
+	t := x.FloatString(9)
+	if strings.Contains(t, ".") {
+		t = strings.TrimRight(strings.TrimRight(t, "0"), ".")
+	}
+	return t, nil
+}
+
+// numericLimit is 10^38: a NUMERIC value times 10^9 is below it in magnitude.
+var numericLimit = new(big.Int).Exp(big.NewInt(10), big.NewInt(38), nil)
+
 func validTimestamp(s string) bool {
 	for _, l := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02"} {
 		if _, err := time.Parse(l, s); err == nil {
@@ -100,7 +130,8 @@ func validTimestamp(s string) bool {
 }
 
 // ParamOf turns a Go value into a parameter: nil, bool, signed and unsigned integers (up to
-// the INT64 range), finite float32/float64, string, *big.Rat and *big.Int (NUMERIC), and
+// the INT64 range), finite float32/float64, string, *big.Rat, *big.Int and exact decimals
+// with a Rat method such as dpsql.Decimal (NUMERIC: at most 9 digits after the point), and
 // time.Time (a TIMESTAMP, in UTC; a DATE when it is midnight UTC is still a TIMESTAMP: pass
 // Param{Type: "DATE", ...} for a date). A Param is returned as it is.
 func ParamOf(v any) (Param, error) {
@@ -133,16 +164,28 @@ func ParamOf(v any) (Param, error) {
 		if x == nil {
 			return Param{Type: "NUMERIC", Null: true}, nil
 		}
-		return Param{Type: "NUMERIC", Text: x.String()}, nil
+		return numericParam(new(big.Rat).SetInt(x), x.String())
 	case *big.Rat:
 		if x == nil {
 			return Param{Type: "NUMERIC", Null: true}, nil
 		}
-		return Param{Type: "NUMERIC", Text: x.FloatString(38)}, nil
+		return numericParam(x, x.RatString())
+	case interface{ Rat() *big.Rat }:
+		// An exact decimal, such as a DECIMAL value a result gave (dpsql.Decimal).
+		return numericParam(x.Rat(), fmt.Sprint(x))
 	case time.Time:
 		return Param{Type: "TIMESTAMP", Text: x.UTC().Format("2006-01-02 15:04:05.999999")}, nil
 	}
 	return Param{}, fmt.Errorf("a query parameter cannot be of Go type %T", v)
+}
+
+// numericParam is the NUMERIC parameter of value x, shown as text in an error.
+func numericParam(x *big.Rat, text string) (Param, error) {
+	t, err := numericText(x)
+	if err != nil {
+		return Param{}, fmt.Errorf("%s %v", text, err)
+	}
+	return Param{Type: "NUMERIC", Text: t}, nil
 }
 
 // ParseParamValue checks a Param built by hand (its type and text), as ParseParam does.

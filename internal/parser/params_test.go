@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"math/big"
 	"strings"
 	"testing"
 
@@ -42,6 +43,48 @@ func TestParams(t *testing.T) {
 		}
 	}
 }
+
+// NUMERIC parameters are exact: ZetaSQL's NUMERIC holds 9 digits after the point and values
+// below 10^29, and the value's text is a decimal literal of at most 38 digits, which the
+// database reads exactly (an outside review saw a 45-digit text read as a DOUBLE, and a
+// *big.Rat written with 38 digits after the point, both rounded to 12345678901234568.24...).
+// A value NUMERIC cannot hold is refused, as BigQuery refuses it, not rounded.
+func TestNumericParamsExact(t *testing.T) {
+	r, _ := new(big.Rat).SetString("12345678901234567.89")
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{Param{Type: "NUMERIC", Text: "12345678901234567.8900000000000000000000000"}, "12345678901234567.89"},
+		{Param{Type: "NUMERIC", Text: "-0.000000001"}, "-0.000000001"},
+		{Param{Type: "NUMERIC", Text: "1.50"}, "1.5"},
+		{Param{Type: "NUMERIC", Text: "99999999999999999999999999999.999999999"}, "99999999999999999999999999999.999999999"},
+		{r, "12345678901234567.89"},
+		{big.NewInt(-42), "-42"},
+		{exactDecimal{r}, "12345678901234567.89"},
+	} {
+		p, err := ParamOf(c.v)
+		if err != nil || p.Type != "NUMERIC" || p.Text != c.want {
+			t.Errorf("%v: %+v, %v; want NUMERIC %s", c.v, p, err, c.want)
+		}
+	}
+	huge, _ := new(big.Int).SetString("100000000000000000000000000000", 10)
+	for _, bad := range []any{
+		Param{Type: "NUMERIC", Text: "0.0000000001"}, Param{Type: "NUMERIC", Text: "1e3"},
+		Param{Type: "NUMERIC", Text: "100000000000000000000000000000"}, big.NewRat(1, 3), huge,
+		exactDecimal{big.NewRat(1, 1<<40)},
+	} {
+		if p, err := ParamOf(bad); err == nil {
+			t.Errorf("%v: accepted as %+v", bad, p)
+		}
+	}
+}
+
+// exactDecimal is a decimal with a Rat method, as dpsql.Decimal.
+type exactDecimal struct{ r *big.Rat }
+
+func (d exactDecimal) Rat() *big.Rat  { return d.r }
+func (d exactDecimal) String() string { return d.r.RatString() }
 
 // $n is the positional parameter n, wherever @name may stand; a $n without a value, and a
 // value that no $n uses, are errors (SQLSTATE 42P02).

@@ -255,6 +255,27 @@ func TestParameters(t *testing.T) {
 	if got := fake.lastCall().args; len(got) != 3 || got[0] != int64(7) || got[1] != 0.25 || got[2] != nil {
 		t.Errorf("binary parameters %#v", got)
 	}
+	// A numeric parameter, text or binary, is exact: a released DECIMAL key sent back must
+	// match itself only (an outside review saw 12345678901234567.89 read as a float64, which
+	// matched its neighbour ...567.90 too).
+	var num pgtype.Numeric
+	if err := num.Scan("12345678901234567.89"); err != nil {
+		t.Fatal(err)
+	}
+	nb, err := pgtype.NewMap().Encode(oidNumeric, 1, num, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = pc.ExecParams(ctx, "SELECT $1, $2", [][]byte{[]byte("12345678901234567.89"), nb}, []uint32{oidNumeric, oidNumeric}, []int16{0, 1}, nil).Read()
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	exact := big.NewRat(1234567890123456789, 100)
+	for i, v := range fake.lastCall().args {
+		if r, ok := v.(*big.Rat); !ok || r.Cmp(exact) != 0 {
+			t.Errorf("numeric parameter $%d = %#v, want the exact %s", i+1, v, exact.FloatString(2))
+		}
+	}
 	// Untyped text: the analyst's own value.
 	res = pc.ExecParams(ctx, "SELECT $1, $2, $3, $4, $5", [][]byte{[]byte("12"), []byte("1e3"), []byte("false"), []byte("x"), []byte("-3")}, nil, nil, nil).Read()
 	if res.Err != nil {

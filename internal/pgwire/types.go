@@ -431,10 +431,17 @@ func parseFloat(s string) (float64, error) {
 	return strconv.ParseFloat(s, 64)
 }
 
-// numericParam is an integer when the numeric is one that fits int64, else a float64.
+// numericParam is an integer when the numeric is one that fits int64, else the exact value
+// (a *big.Rat: a released DECIMAL key sent back as a numeric parameter must compare equal to
+// itself and to nothing else); NaN and the infinities are float64.
 func numericParam(s string) (any, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n, nil
+	}
+	if looksNumeric(s) && !strings.ContainsAny(s, "eE") {
+		if r, ok := new(big.Rat).SetString(s); ok {
+			return r, nil
+		}
 	}
 	return parseFloat(s)
 }

@@ -332,11 +332,16 @@ func text(v any, sqlType string) string {
 	case []byte:
 		return `\x` + hex.EncodeToString(v)
 	case []any:
+		et := elemType(sqlType)
 		parts := make([]string, len(v))
 		for i, e := range v {
-			parts[i] = text(e, "")
+			parts[i] = text(e, et)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		return structText(v, sqlType)
+	case map[any]any:
+		return mapText(v, sqlType)
 	}
 	return fmt.Sprint(v)
 }
@@ -686,14 +691,30 @@ func appendJSON(b *bytes.Buffer, v any, sqlType string) {
 	case int64, int, int32, uint64, bool:
 		b.WriteString(text(v, sqlType))
 	case []any:
+		et := elemType(sqlType)
 		b.WriteByte('[')
 		for i, e := range v {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			appendJSON(b, e, "")
+			appendJSON(b, e, et)
 		}
 		b.WriteByte(']')
+	case map[string]any:
+		fields := orderedFields(v, sqlType)
+		keys, vals, types := make([]string, len(fields)), make([]any, len(fields)), make([]string, len(fields))
+		for i, f := range fields {
+			keys[i], vals[i], types[i] = f.name, v[f.name], f.typ
+		}
+		appendJSONObject(b, keys, vals, types)
+	case map[any]any:
+		kt, vt := mapTypes(sqlType)
+		keys, vals := mapEntries(v, kt)
+		types := make([]string, len(keys))
+		for i := range types {
+			types[i] = vt
+		}
+		appendJSONObject(b, keys, vals, types)
 	default:
 		b.Write(jsonString(text(v, sqlType)))
 	}

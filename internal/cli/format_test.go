@@ -288,3 +288,34 @@ func TestNanosecondsPrint(t *testing.T) {
 		}
 	}
 }
+
+// STRUCT and MAP values print as DuckDB prints them (fields in the type's order, a MAP's
+// entries sorted by key), and as JSON objects: before, they printed in Go's syntax
+// (map[a:x b:1]), in JSON too, as a string.
+func TestNestedValuesPrint(t *testing.T) {
+	r := &dpsql.Result{
+		Columns: []dpsql.Column{col("s", `STRUCT("b" INTEGER, "we""ird" VARCHAR)`), col("m", "MAP(VARCHAR, DECIMAL(2,1))"),
+			col("l", `STRUCT("d" DECIMAL(3,2))[]`)},
+		Rows: [][]any{{
+			map[string]any{"b": int64(1), `we"ird`: "x"},
+			map[any]any{"k": dpsql.Decimal{Unscaled: bigInt("15"), Scale: 1}, "a": dpsql.Decimal{Unscaled: bigInt("20"), Scale: 1}},
+			[]any{map[string]any{"d": dpsql.Decimal{Unscaled: bigInt("5"), Scale: 2}}},
+		}},
+		Tag: "SELECT 1",
+	}
+	for _, c := range []struct {
+		f    Format
+		want string
+	}{
+		{FormatCSV, "s,m,l\n\"{'b': 1, 'we\"\"ird': x}\",\"{a=2.0, k=1.5}\",[{'d': 0.05}]\n"},
+		{FormatJSON, `[{"s":{"b":1,"we\"ird":"x"},"m":{"a":2.0,"k":1.5},"l":[{"d":0.05}]}]` + "\n"},
+	} {
+		var b bytes.Buffer
+		if err := writeResult(&b, c.f, r); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want {
+			t.Errorf("%s:\n%s\nwant\n%s", c.f, b.String(), c.want)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 // reads as zero.
 type Decimal struct {
 	Unscaled *big.Int
-	Scale    int // digits after the point, >= 0
+	Scale    int // digits after the point; a negative scale multiplies by 10^-Scale
 }
 
 // String is the value's exact decimal text: an optional minus sign, the integer digits (at
@@ -30,6 +30,9 @@ func (d Decimal) String() string {
 		sign = "-"
 	}
 	if d.Scale <= 0 {
+		if u.Sign() != 0 {
+			digits += strings.Repeat("0", -d.Scale)
+		}
 		return sign + digits
 	}
 	if len(digits) <= d.Scale {
@@ -45,8 +48,11 @@ func (d Decimal) Rat() *big.Rat {
 	if d.Unscaled != nil {
 		r.SetInt(d.Unscaled)
 	}
+	p := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max(d.Scale, -d.Scale))), nil))
 	if d.Scale > 0 {
-		r.Quo(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil)))
+		r.Quo(r, p)
+	} else if d.Scale < 0 {
+		r.Mul(r, p)
 	}
 	return r
 }

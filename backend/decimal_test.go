@@ -23,6 +23,8 @@ func TestDecimalText(t *testing.T) {
 		{Decimal{nil, 1}, "0.0", 0},
 		{Decimal{big1, 2}, "12345678901234567.89", 12345678901234567.89},
 		{Decimal{new(big.Int).Neg(big1), 19}, "-0.1234567890123456789", -0.1234567890123456789},
+		{Decimal{big.NewInt(-15), -2}, "-1500", -1500},
+		{Decimal{big.NewInt(0), -2}, "0", 0},
 	} {
 		if got := c.d.String(); got != c.text {
 			t.Errorf("%v/10^%d: text %q, want %q", c.d.Unscaled, c.d.Scale, got, c.text)

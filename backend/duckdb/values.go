@@ -1,6 +1,7 @@
 package duckdb
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -69,38 +70,51 @@ func convert(v any, typ string) any {
 	case duckdbdrv.UUID:
 		return x.String()
 	case []any:
-		elem := ""
-		if strings.HasSuffix(typ, "[]") {
-			elem = strings.TrimSuffix(typ, "[]")
-		}
+		elem := backend.ElemType(typ)
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = convert(e, elem)
 		}
 		return out
 	case map[string]any:
+		types := map[string]string{}
+		for _, f := range backend.StructFields(typ) {
+			types[f.Name] = f.Type
+		}
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = convert(e, "")
+			out[k] = convert(e, types[k])
 		}
 		return out
 	case duckdbdrv.OrderedMap:
+		kt, vt := backend.MapTypes(typ)
 		keys, vals := x.Keys(), x.Values()
 		out := make(map[any]any, len(keys))
 		for i, k := range keys {
-			out[convert(k, "")] = convert(vals[i], "")
+			out[mapKey(convert(k, kt))] = convert(vals[i], vt)
 		}
 		return out
 	case duckdbdrv.Map:
+		kt, vt := backend.MapTypes(typ)
 		out := make(map[any]any, len(x))
 		for k, e := range x {
-			out[convert(k, "")] = convert(e, "")
+			out[mapKey(convert(k, kt))] = convert(e, vt)
 		}
 		return out
 	case duckdbdrv.Union:
 		return convert(x.Value, "")
 	}
 	return v
+}
+
+// mapKey is a MAP's key as a Go map key: a BLOB key (bytes, which Go cannot hash; an outside
+// review saw a UUID key, read as bytes, end the query with a runtime error) becomes its text
+// as dpsql prints a BLOB, \x and its bytes in hexadecimal.
+func mapKey(k any) any {
+	if b, ok := k.([]byte); ok {
+		return `\x` + hex.EncodeToString(b)
+	}
+	return k
 }
 
 // decimal is a DECIMAL value, exactly (backend.Decimal).

@@ -18,6 +18,7 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"github.com/dpsql/dpsql"
+	"github.com/dpsql/dpsql/backend"
 )
 
 // Format is how results are printed.
@@ -332,7 +333,7 @@ func text(v any, sqlType string) string {
 	case []byte:
 		return `\x` + hex.EncodeToString(v)
 	case []any:
-		et := elemType(sqlType)
+		et := backend.ElemType(sqlType)
 		parts := make([]string, len(v))
 		for i, e := range v {
 			parts[i] = text(e, et)
@@ -691,7 +692,7 @@ func appendJSON(b *bytes.Buffer, v any, sqlType string) {
 	case int64, int, int32, uint64, bool:
 		b.WriteString(text(v, sqlType))
 	case []any:
-		et := elemType(sqlType)
+		et := backend.ElemType(sqlType)
 		b.WriteByte('[')
 		for i, e := range v {
 			if i > 0 {
@@ -704,11 +705,11 @@ func appendJSON(b *bytes.Buffer, v any, sqlType string) {
 		fields := orderedFields(v, sqlType)
 		keys, vals, types := make([]string, len(fields)), make([]any, len(fields)), make([]string, len(fields))
 		for i, f := range fields {
-			keys[i], vals[i], types[i] = f.name, v[f.name], f.typ
+			keys[i], vals[i], types[i] = f.Name, v[f.Name], f.Type
 		}
 		appendJSONObject(b, keys, vals, types)
 	case map[any]any:
-		kt, vt := mapTypes(sqlType)
+		kt, vt := backend.MapTypes(sqlType)
 		keys, vals := mapEntries(v, kt)
 		types := make([]string, len(keys))
 		for i := range types {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+
+	"github.com/dpsql/dpsql/backend"
 )
 
 // Nested values (LIST, STRUCT, MAP) print as DuckDB prints them: [a, b], {'b': 1, 'a': x} with
@@ -11,109 +13,25 @@ import (
 // text: the driver gives a MAP as a Go map, which keeps no order). In JSON a STRUCT is an
 // object with its fields in order, a MAP an object keyed by its keys' text.
 
-// elemType is the element type of a list type ("INTEGER[]" gives "INTEGER"), or "".
-func elemType(typ string) string {
-	t := strings.TrimSpace(typ)
-	if strings.HasSuffix(t, "[]") {
-		return strings.TrimSuffix(t, "[]")
-	}
-	if i := strings.LastIndexByte(t, '['); i > 0 && strings.HasSuffix(t, "]") && !strings.ContainsAny(t[i:], "(\"") {
-		return t[:i] // a fixed-size ARRAY: INTEGER[3]
-	}
-	return ""
-}
-
-// structField is one field of a STRUCT type.
-type structField struct{ name, typ string }
-
-// structFields are the fields of a STRUCT type as the driver spells it (`STRUCT("a" INTEGER,
-// b VARCHAR)`), in order; nil when typ is not one.
-func structFields(typ string) []structField {
-	t := strings.TrimSpace(typ)
-	if !strings.HasPrefix(strings.ToUpper(t), "STRUCT(") || !strings.HasSuffix(t, ")") {
-		return nil
-	}
-	var out []structField
-	for _, part := range splitTop(t[len("STRUCT(") : len(t)-1]) {
-		part = strings.TrimSpace(part)
-		var name, rest string
-		if strings.HasPrefix(part, `"`) {
-			i := 1
-			var nb strings.Builder
-			for i < len(part) {
-				if part[i] == '"' {
-					if i+1 < len(part) && part[i+1] == '"' {
-						nb.WriteByte('"')
-						i += 2
-						continue
-					}
-					break
-				}
-				nb.WriteByte(part[i])
-				i++
-			}
-			name, rest = nb.String(), part[min(i+1, len(part)):]
-		} else {
-			name, rest, _ = strings.Cut(part, " ")
-		}
-		out = append(out, structField{name: name, typ: strings.TrimSpace(rest)})
-	}
-	return out
-}
-
-// mapTypes are the key and value types of a MAP type (`MAP(VARCHAR, INTEGER)`), or "".
-func mapTypes(typ string) (key, val string) {
-	t := strings.TrimSpace(typ)
-	if !strings.HasPrefix(strings.ToUpper(t), "MAP(") || !strings.HasSuffix(t, ")") {
-		return "", ""
-	}
-	parts := splitTop(t[len("MAP(") : len(t)-1])
-	if len(parts) != 2 {
-		return "", ""
-	}
-	return strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1])
-}
-
-// splitTop splits s at the commas outside parentheses, brackets and double quotes.
-func splitTop(s string) []string {
-	var out []string
-	depth, quoted, start := 0, false, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"':
-			quoted = !quoted
-		case quoted:
-		case c == '(' || c == '[':
-			depth++
-		case c == ')' || c == ']':
-			depth--
-		case c == ',' && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(out, s[start:])
-}
-
 // structText is a STRUCT value as DuckDB prints it.
 func structText(v map[string]any, typ string) string {
 	fields := orderedFields(v, typ)
 	parts := make([]string, len(fields))
 	for i, f := range fields {
-		parts[i] = "'" + f.name + "': " + text(v[f.name], f.typ)
+		parts[i] = "'" + f.Name + "': " + text(v[f.Name], f.Type)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // orderedFields are v's fields in the order of its type, then any the type does not name,
 // sorted.
-func orderedFields(v map[string]any, typ string) []structField {
-	var out []structField
+func orderedFields(v map[string]any, typ string) []backend.StructField {
+	var out []backend.StructField
 	seen := map[string]bool{}
-	for _, f := range structFields(typ) {
-		if _, ok := v[f.name]; ok && !seen[f.name] {
+	for _, f := range backend.StructFields(typ) {
+		if _, ok := v[f.Name]; ok && !seen[f.Name] {
 			out = append(out, f)
-			seen[f.name] = true
+			seen[f.Name] = true
 		}
 	}
 	var rest []string
@@ -124,7 +42,7 @@ func orderedFields(v map[string]any, typ string) []structField {
 	}
 	sort.Strings(rest)
 	for _, k := range rest {
-		out = append(out, structField{name: k})
+		out = append(out, backend.StructField{Name: k})
 	}
 	return out
 }
@@ -148,7 +66,7 @@ func mapEntries(v map[any]any, keyType string) (keys []string, vals []any) {
 
 // mapText is a MAP value as DuckDB prints it.
 func mapText(v map[any]any, typ string) string {
-	kt, vt := mapTypes(typ)
+	kt, vt := backend.MapTypes(typ)
 	keys, vals := mapEntries(v, kt)
 	parts := make([]string, len(keys))
 	for i := range keys {

@@ -287,7 +287,7 @@ func Params(args []any) (parser.Params, error) {
 	return params, nil
 }
 
-const paramTypesHint = "give a bool, an integer, a finite float, a string, a time.Time, a *big.Rat or *big.Int, nil, or a parser.Param"
+const paramTypesHint = "give a bool, an integer, a finite float, a string, a time.Time, a *big.Rat, *big.Int or dpsql.Decimal (NUMERIC: at most 9 digits after the point, below 10^29), nil, or a parser.Param"
 
 // timeout is the limit of one statement (0: none), see Options.StatementTimeout: for an
 // analyst, the stricter of the process's and the data owner's.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,8 +72,8 @@ func ParseParam(typ, text string) (Param, error) {
 		p.Text = strconv.FormatFloat(f, 'g', -1, 64)
 	case "NUMERIC":
 		r, ok := new(big.Rat).SetString(text)
-		if !ok || strings.ContainsAny(text, "/eE") {
-			return Param{}, fmt.Errorf("%q is not a NUMERIC", text)
+		if !ok || !decimalText.MatchString(text) {
+			return Param{}, fmt.Errorf("%q is not a NUMERIC (digits with at most one point)", text)
 		}
 		t, err := numericText(r)
 		if err != nil {
@@ -116,6 +118,10 @@ func numericText(x *big.Rat) (string, error) {
 	}
 	return t, nil
 }
+
+// decimalText is a NUMERIC parameter's text: digits with an optional sign and point, no
+// exponent, base prefix (big.Rat reads 0x10 as 16) or underscore.
+var decimalText = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)$`)
 
 // numericLimit is 10^38: a NUMERIC value times 10^9 is below it in magnitude.
 var numericLimit = new(big.Int).Exp(big.NewInt(10), big.NewInt(38), nil)
@@ -171,7 +177,11 @@ func ParamOf(v any) (Param, error) {
 		}
 		return numericParam(x, x.RatString())
 	case interface{ Rat() *big.Rat }:
-		// An exact decimal, such as a DECIMAL value a result gave (dpsql.Decimal).
+		// An exact decimal, such as a DECIMAL value a result gave (dpsql.Decimal); a nil
+		// pointer to one is a NULL, as a nil *big.Rat is.
+		if rv := reflect.ValueOf(x); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			return Param{Type: "NUMERIC", Null: true}, nil
+		}
 		return numericParam(x.Rat(), fmt.Sprint(x))
 	case time.Time:
 		return Param{Type: "TIMESTAMP", Text: x.UTC().Format("2006-01-02 15:04:05.999999")}, nil

@@ -73,10 +73,23 @@ func TestNumericParamsExact(t *testing.T) {
 		Param{Type: "NUMERIC", Text: "0.0000000001"}, Param{Type: "NUMERIC", Text: "1e3"},
 		Param{Type: "NUMERIC", Text: "100000000000000000000000000000"}, big.NewRat(1, 3), huge,
 		exactDecimal{big.NewRat(1, 1<<40)},
+		// Spellings big.Rat reads but a decimal is not (an outside review saw 0x10 bound as 16).
+		Param{Type: "NUMERIC", Text: "0x10"}, Param{Type: "NUMERIC", Text: "0b101"},
+		Param{Type: "NUMERIC", Text: "0o17"}, Param{Type: "NUMERIC", Text: "1_000"},
+		Param{Type: "NUMERIC", Text: "0x1p3"}, Param{Type: "NUMERIC", Text: " 1"},
 	} {
 		if p, err := ParamOf(bad); err == nil {
 			t.Errorf("%v: accepted as %+v", bad, p)
 		}
+	}
+}
+
+// A nil pointer to a decimal with a Rat method is a NULL NUMERIC (it ended a query with an
+// internal error).
+func TestNilDecimalParam(t *testing.T) {
+	p, err := ParamOf((*exactDecimal)(nil))
+	if err != nil || !p.Null || p.Type != "NUMERIC" {
+		t.Errorf("nil decimal: %+v, %v", p, err)
 	}
 }
 

@@ -276,6 +276,14 @@ func TestParameters(t *testing.T) {
 			t.Errorf("numeric parameter $%d = %#v, want the exact %s", i+1, v, exact.FloatString(2))
 		}
 	}
+	// With an exponent too (Python's str(Decimal) writes one): exact, not through a float.
+	res = pc.ExecParams(ctx, "SELECT $1", [][]byte{[]byte("1.2345678901234567891E+20")}, []uint32{oidNumeric}, nil, nil).Read()
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if r, ok := fake.lastCall().args[0].(*big.Rat); !ok || r.FloatString(0) != "123456789012345678910" {
+		t.Errorf("numeric parameter with an exponent = %#v", fake.lastCall().args[0])
+	}
 	// Untyped text: the analyst's own value.
 	res = pc.ExecParams(ctx, "SELECT $1, $2, $3, $4, $5", [][]byte{[]byte("12"), []byte("1e3"), []byte("false"), []byte("x"), []byte("-3")}, nil, nil, nil).Read()
 	if res.Err != nil {

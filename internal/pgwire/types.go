@@ -438,7 +438,9 @@ func numericParam(s string) (any, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n, nil
 	}
-	if looksNumeric(s) && !strings.ContainsAny(s, "eE") {
+	if looksNumeric(s) {
+		// Exactly, exponents too (1.2345678901234567891E+20): the NUMERIC check then
+		// refuses what NUMERIC cannot hold (1E-10) instead of a float rounding it.
 		if r, ok := new(big.Rat).SetString(s); ok {
 			return r, nil
 		}

@@ -339,10 +339,8 @@ func text(v any, sqlType string) string {
 			parts[i] = text(e, et)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		return structText(v, sqlType)
-	case map[any]any:
-		return mapText(v, sqlType)
+	case map[string]any, map[any]any:
+		return nestedText(v, sqlType)
 	}
 	return fmt.Sprint(v)
 }
@@ -701,21 +699,8 @@ func appendJSON(b *bytes.Buffer, v any, sqlType string) {
 			appendJSON(b, e, et)
 		}
 		b.WriteByte(']')
-	case map[string]any:
-		fields := orderedFields(v, sqlType)
-		keys, vals, types := make([]string, len(fields)), make([]any, len(fields)), make([]string, len(fields))
-		for i, f := range fields {
-			keys[i], vals[i], types[i] = f.Name, v[f.Name], f.Type
-		}
-		appendJSONObject(b, keys, vals, types)
-	case map[any]any:
-		kt, vt := backend.MapTypes(sqlType)
-		keys, vals := mapEntries(v, kt)
-		types := make([]string, len(keys))
-		for i := range types {
-			types[i] = vt
-		}
-		appendJSONObject(b, keys, vals, types)
+	case map[string]any, map[any]any:
+		appendJSONObject(b, v, sqlType)
 	default:
 		b.Write(jsonString(text(v, sqlType)))
 	}

@@ -13,78 +13,69 @@ import (
 // text: the driver gives a MAP as a Go map, which keeps no order). In JSON a STRUCT is an
 // object with its fields in order, a MAP an object keyed by its keys' text.
 
-// structText is a STRUCT value as DuckDB prints it.
-func structText(v map[string]any, typ string) string {
-	fields := orderedFields(v, typ)
-	parts := make([]string, len(fields))
-	for i, f := range fields {
-		parts[i] = "'" + f.Name + "': " + text(v[f.Name], f.Type)
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
+// entry is one field of a STRUCT or one entry of a MAP: its name or key's text, its value
+// and the value's type ("" when unknown).
+type entry struct {
+	key string
+	val any
+	typ string
 }
 
-// orderedFields are v's fields in the order of its type, then any the type does not name,
-// sorted.
-func orderedFields(v map[string]any, typ string) []backend.StructField {
-	var out []backend.StructField
-	seen := map[string]bool{}
-	for _, f := range backend.StructFields(typ) {
-		if _, ok := v[f.Name]; ok && !seen[f.Name] {
-			out = append(out, f)
-			seen[f.Name] = true
+// entries are a STRUCT's fields (map[string]any) in the order of its type, then any the type
+// does not name, sorted; or a MAP's entries (map[any]any) sorted by their keys' texts.
+func entries(v any, typ string) []entry {
+	var out []entry
+	switch v := v.(type) {
+	case map[string]any:
+		seen := map[string]bool{}
+		for _, f := range backend.StructFields(typ) {
+			if x, ok := v[f.Name]; ok && !seen[f.Name] {
+				out = append(out, entry{f.Name, x, f.Type})
+				seen[f.Name] = true
+			}
 		}
-	}
-	var rest []string
-	for k := range v {
-		if !seen[k] {
-			rest = append(rest, k)
+		var rest []entry
+		for k, x := range v {
+			if !seen[k] {
+				rest = append(rest, entry{k, x, ""})
+			}
 		}
-	}
-	sort.Strings(rest)
-	for _, k := range rest {
-		out = append(out, backend.StructField{Name: k})
+		sort.Slice(rest, func(i, j int) bool { return rest[i].key < rest[j].key })
+		out = append(out, rest...)
+	case map[any]any:
+		kt, vt := backend.MapTypes(typ)
+		for k, x := range v {
+			out = append(out, entry{text(k, kt), x, vt})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
 	}
 	return out
 }
 
-// mapEntries are a MAP's entries with their keys' texts, sorted by them.
-func mapEntries(v map[any]any, keyType string) (keys []string, vals []any) {
-	type entry struct {
-		k string
-		v any
-	}
-	es := make([]entry, 0, len(v))
-	for k, e := range v {
-		es = append(es, entry{text(k, keyType), e})
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].k < es[j].k })
-	for _, e := range es {
-		keys, vals = append(keys, e.k), append(vals, e.v)
-	}
-	return keys, vals
-}
-
-// mapText is a MAP value as DuckDB prints it.
-func mapText(v map[any]any, typ string) string {
-	kt, vt := backend.MapTypes(typ)
-	keys, vals := mapEntries(v, kt)
-	parts := make([]string, len(keys))
-	for i := range keys {
-		parts[i] = keys[i] + "=" + text(vals[i], vt)
+// nestedText is a STRUCT or MAP value as DuckDB prints it: {'b': 1, 'a': x} and {k=1.5}.
+func nestedText(v any, typ string) string {
+	es := entries(v, typ)
+	parts := make([]string, len(es))
+	for i, e := range es {
+		if _, isStruct := v.(map[string]any); isStruct {
+			parts[i] = "'" + e.key + "': " + text(e.val, e.typ)
+		} else {
+			parts[i] = e.key + "=" + text(e.val, e.typ)
+		}
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // appendJSONObject writes a STRUCT or MAP value as a JSON object.
-func appendJSONObject(b *bytes.Buffer, keys []string, vals []any, types []string) {
+func appendJSONObject(b *bytes.Buffer, v any, typ string) {
 	b.WriteByte('{')
-	for i := range keys {
+	for i, e := range entries(v, typ) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(jsonString(keys[i]))
+		b.Write(jsonString(e.key))
 		b.WriteByte(':')
-		appendJSON(b, vals[i], types[i])
+		appendJSON(b, e.val, e.typ)
 	}
 	b.WriteByte('}')
 }

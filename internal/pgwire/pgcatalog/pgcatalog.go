@@ -82,14 +82,16 @@ func Query(ctx context.Context, sql string, rels []*catalog.Relation) (res *engi
 	case <-ctx.Done():
 		return nil, fmt.Errorf("pgcatalog: waiting for a turn: %w", ctx.Err())
 	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	// A context of its own: the deferred userError must see the caller's, not this one,
+	// which is cancelled by the time it runs.
+	qctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	names, err := check(ctx, m.db, text)
+	names, err := check(qctx, m.db, text)
 	if err != nil {
 		return nil, err
 	}
 	n, size := 0, 0
-	rows, err := m.db.QueryEach(ctx, func(row []any) error {
+	rows, err := m.db.QueryEach(qctx, func(row []any) error {
 		n++
 		for _, v := range row {
 			size += valueSize(v)

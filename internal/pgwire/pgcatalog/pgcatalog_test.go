@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dpsql/dpsql/sqlerr"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +134,12 @@ func TestRefused(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: answered %s", q, render(res))
 			continue
+		}
+		// The client is told why (an error with its code, message and hint), never
+		// "internal error" (what pgwire sends for anything else): a deferred conversion
+		// once saw the query's own cancelled context and let every refusal through raw.
+		if se, ok := sqlerr.As(err); !ok || se.Code == "" || se.Code == sqlerr.InternalError {
+			t.Errorf("%s: refused as %T %v, not as an error the client is shown", q, err, err)
 		}
 		t.Logf("%s: %v", q, err)
 	}

@@ -203,6 +203,28 @@ func TestTransactions(t *testing.T) {
 	if _, err := c.Exec(ctx, "SET client_encoding = 'LATIN1'"); err == nil {
 		t.Error("LATIN1 accepted")
 	}
+	// Times go out in UTC: another zone is refused rather than reported and ignored (an
+	// outside review saw SHOW TimeZone say America/New_York while values printed +00).
+	for _, q := range []string{"SET TimeZone = 'America/New_York'", "SET TIME ZONE 'Europe/Paris'", "SET TIME ZONE '+02:00'"} {
+		var pe *pgconn.PgError
+		if _, err := c.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol); !errors.As(err, &pe) || pe.Code != "22023" || !strings.Contains(pe.Message, "UTC only") {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	for _, q := range []string{"SET TimeZone = 'Etc/UTC'", "SET TIME ZONE 'GMT'", "SET TIME ZONE LOCAL", "SET TIME ZONE DEFAULT", "SET TimeZone TO 'Z'"} {
+		if _, err := c.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+		var tz string
+		if err := c.QueryRow(ctx, "SHOW TimeZone", pgx.QueryExecModeSimpleProtocol).Scan(&tz); err != nil || tz != "UTC" {
+			t.Errorf("after %s: SHOW TimeZone = %q, %v", q, tz, err)
+		}
+	}
+	// A zone sent at startup (pgJDBC sends the JVM's) keeps UTC, and the client is told so.
+	c2 := connect(t, ts, "TimeZone=America/New_York")
+	if tz := c2.PgConn().ParameterStatus("TimeZone"); tz != "UTC" {
+		t.Errorf("a startup TimeZone of America/New_York is reported as %q", tz)
+	}
 }
 
 // TestParameters checks that $n arguments reach the session in order, typed as pgx sends

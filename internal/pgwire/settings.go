@@ -31,7 +31,7 @@ var settingList = []*setting{
 	{name: "DateStyle", def: fixed("ISO, MDY"), report: true, check: checkDateStyle},
 	{name: "integer_datetimes", def: fixed("on"), report: true, readOnly: true},
 	{name: "standard_conforming_strings", def: fixed("on"), report: true, check: only("on")},
-	{name: "TimeZone", def: fixed("UTC"), report: true},
+	{name: "TimeZone", def: fixed("UTC"), report: true, check: checkTimeZone},
 	{name: "IntervalStyle", def: fixed("postgres"), report: true, check: only("postgres")},
 	{name: "application_name", def: fixed(""), report: true},
 	{name: "is_superuser", def: fixed("off"), report: true, readOnly: true},
@@ -103,6 +103,21 @@ func only(v string) func(string) (string, error) {
 		}
 		return "", fmt.Errorf("dpsql supports only %s", v)
 	}
+}
+
+// checkTimeZone accepts the names of UTC only: dpsql serves times in UTC (a TIMESTAMPTZ goes
+// out as +00), so the TimeZone a client is told, by SHOW and ParameterStatus, must be UTC too;
+// a client that trusted another zone would mislabel every time. SET TIME ZONE to another zone
+// is refused; at startup (pgJDBC sends the JVM's zone) such a zone keeps UTC, which
+// ParameterStatus then reports.
+func checkTimeZone(v string) (string, error) {
+	z := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(v)), "ETC/")
+	switch z {
+	case "UTC", "UCT", "GMT", "GMT0", "GMT+0", "GMT-0", "Z", "ZULU", "UNIVERSAL", "GREENWICH",
+		"0", "+0", "-0", "00", "+00", "-00", "00:00", "+00:00", "-00:00", "LOCAL":
+		return "UTC", nil
+	}
+	return "", fmt.Errorf("dpsql serves times in UTC only, not in time zone %q; convert in the client, or with AT TIME ZONE in the query", v)
 }
 
 func checkEncoding(v string) (string, error) {

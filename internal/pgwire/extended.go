@@ -102,6 +102,11 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 		return &sqlerr.Error{Code: "54000", Msg: fmt.Sprintf("too many portals (at most %d)", maxPrepared),
 			Hint: "close portals that are no longer used"}
 	}
+	for _, f := range m.ParameterFormatCodes {
+		if f != 0 && f != 1 {
+			return sqlerr.New(sqlerr.Pos{}, "08P01", "unsupported format code: %d", f)
+		}
+	}
 	args := make([]any, len(m.Parameters))
 	for i, data := range m.Parameters {
 		v, err := paramValue(c.types, data, formatOf(m.ParameterFormatCodes, i), p.oids[i])
@@ -136,6 +141,9 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 // Describe, which runs the query once its arguments are bound and keeps the rows for
 // Execute.
 func (c *conn) describe(m *pgproto3.Describe) error {
+	if m.ObjectType != 'S' && m.ObjectType != 'P' {
+		return sqlerr.New(sqlerr.Pos{}, "08P01", "invalid DESCRIBE message subtype %d", m.ObjectType)
+	}
 	if m.ObjectType == 'S' {
 		p, ok := c.stmts[m.Name]
 		if !ok {

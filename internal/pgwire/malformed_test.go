@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 func be32(n uint32) []byte { return binary.BigEndian.AppendUint32(nil, n) }
@@ -162,5 +164,55 @@ func TestFuzzSeeds(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
 		t.Errorf("100 claims of 16 MiB allocated %d bytes", grew)
+	}
+}
+
+// TestInvalidSubtypes: a Bind with a parameter format code other than text (0) or binary (1),
+// and a Close or Describe of an object type other than 'S' or 'P', are protocol violations
+// answered as PostgreSQL answers them (an ErrorResponse with SQLSTATE 08P01, the connection
+// kept), not read as text, closed or looked up as a portal.
+func TestInvalidSubtypes(t *testing.T) {
+	ts := startServer(t, engineOpen(t))
+	pc := connect(t, ts).PgConn()
+	fe := pc.Frontend()
+	for name, msg := range map[string]pgproto3.FrontendMessage{
+		"bind format 7": &pgproto3.Bind{PreparedStatement: "q", ParameterFormatCodes: []int16{7}, Parameters: [][]byte{[]byte("1")}},
+		"close 'Z'":     &pgproto3.Close{ObjectType: 'Z', Name: "q"},
+		"describe 'Z'":  &pgproto3.Describe{ObjectType: 'Z', Name: "q"},
+	} {
+		fe.Send(&pgproto3.Parse{Name: "q", Query: "SELECT $1::INTEGER"})
+		fe.Send(msg)
+		fe.Send(&pgproto3.Sync{})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		code := ""
+		for done := false; !done; {
+			m, err := fe.Receive()
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			switch m := m.(type) {
+			case *pgproto3.ErrorResponse:
+				code = m.Code
+			case *pgproto3.CloseComplete, *pgproto3.BindComplete:
+				t.Errorf("%s: answered %T", name, m)
+			case *pgproto3.ReadyForQuery:
+				done = true
+			}
+		}
+		if code != "08P01" {
+			t.Errorf("%s: SQLSTATE %q, want 08P01", name, code)
+		}
+		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: "q"})
+		fe.Send(&pgproto3.Sync{})
+		fe.Flush()
+		for {
+			if m, err := fe.Receive(); err != nil {
+				t.Fatal(err)
+			} else if _, ok := m.(*pgproto3.ReadyForQuery); ok {
+				break
+			}
+		}
 	}
 }

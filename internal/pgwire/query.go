@@ -88,12 +88,16 @@ func (c *conn) handle(m pgproto3.FrontendMessage) error {
 	case *pgproto3.Execute:
 		err = c.execute(m)
 	case *pgproto3.Close:
-		if m.ObjectType == 'S' {
+		switch m.ObjectType {
+		case 'S':
 			c.dropStmt(m.Name)
-		} else {
+			c.send(&pgproto3.CloseComplete{})
+		case 'P':
 			c.dropPortal(m.Name)
+			c.send(&pgproto3.CloseComplete{})
+		default: // as PostgreSQL: an error, not a closed connection
+			err = sqlerr.New(sqlerr.Pos{}, "08P01", "invalid CLOSE message subtype %d", m.ObjectType)
 		}
-		c.send(&pgproto3.CloseComplete{})
 	default:
 		c.fatal("08P01", fmt.Sprintf("unexpected message %T", m))
 		return errClose

@@ -1,6 +1,7 @@
 package analyzer_test
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -208,7 +209,7 @@ func TestClosest(t *testing.T) {
 // however large the value (a review's kappa of 2^63-1 read "must be a positive integer").
 func TestIntegerOptionMessages(t *testing.T) {
 	for opt, want := range map[string]string{
-		"kappa=9223372036854775807": "kappa is 9223372036854775808, above the limit of 100000",
+		"kappa=9223372036854775807": "kappa is 9.223372036854776e+18, above the limit of 100000",
 		"kappa=1000000":             "kappa is 1000000, above the limit of 100000",
 		"kappa=2.5":                 "kappa must be a positive integer, but is 2.5",
 		"kappa=0":                   "kappa must be a positive integer, but is 0",
@@ -217,6 +218,28 @@ func TestIntegerOptionMessages(t *testing.T) {
 		_, err := analyze("SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, " + opt + ") ANON_COUNT(*) FROM professors")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", opt, err, want)
+		}
+	}
+}
+
+// TestUsingColumnsOnBothSides: a USING column one side lacks is refused by the analyzer with
+// PostgreSQL's words, before the database's binder refuses the stage with its own (an outside
+// review); columns of both sides, in any case, still join.
+func TestUsingColumnsOnBothSides(t *testing.T) {
+	const q = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) i.category, ANON_COUNT(*) AS n FROM professors p JOIN items i USING (%s) GROUP BY i.category"
+	for col, want := range map[string]string{
+		"id":       `column "id" specified in USING clause does not exist in the right side of the join`,
+		"category": `column "category" specified in USING clause does not exist in the left side of the join`,
+		"nosuch":   `column "nosuch" specified in USING clause does not exist in the left side of the join`,
+	} {
+		_, err := analyze(fmt.Sprintf(q, col))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("USING (%s): %v, want %q", col, err, want)
+		}
+	}
+	for _, col := range []string{"item", "ITEM"} {
+		if _, err := analyze(fmt.Sprintf(q, col)); err != nil {
+			t.Errorf("USING (%s): %v", col, err)
 		}
 	}
 }

@@ -338,6 +338,27 @@ func (a *analyzer) join(j *ast.Join, e *env, ctx context) (*fromResult, error) {
 			"FULL JOIN with USING or NATURAL is not supported over private data").
 			WithHint("write FULL JOIN ... ON a.c = b.c and read a.c or b.c (or CASE WHEN a.c IS NOT NULL THEN a.c ELSE b.c END)")
 	}
+	// Each USING column must be a column of both sides, as in PostgreSQL; else DuckDB refuses
+	// the stage with its own binder's words (an outside review).
+	for _, id := range j.Using {
+		for _, side := range []struct {
+			name string
+			f    *fromResult
+		}{{"left", l}, {"right", r}} {
+			found := false
+			for _, it := range side.f.items {
+				if _, ok := it.hasCol(id.Name); ok {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return nil, sqlerr.New(id.Span().Start, sqlerr.UndefinedColumn,
+					"column %q specified in USING clause does not exist in the %s side of the join", id.Name, side.name).
+					WithHint("name a column both sides have, or join ON a.x = b.y")
+			}
+		}
+	}
 	sc := &scope{items: append(append([]*item(nil), l.items...), r.items...), outer: e.scope}
 	// USING and NATURAL merge columns: the right side's copies are no longer visible
 	// unqualified.

@@ -205,6 +205,16 @@ func optNum(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
+// intNum prints an integral option value: in full up to 2^53, where a float64 holds every
+// integer, and in exponent form above, where the value read may not be the one written
+// (9223372036854775807 reads as 2^63, which "9223372036854775808" would misquote).
+func intNum(v float64) string {
+	if math.Abs(v) <= 1<<53 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
 func optErr(opt *ast.Option, msg, hint string) error {
 	return sqlerr.New(opt.Value.Span().Start, sqlerr.InvalidParameterValue, "%s", msg).WithHint("%s", hint)
 }
@@ -238,7 +248,7 @@ func positiveInt(opt *ast.Option) (int64, error) {
 		return 0, optErr(opt, fmt.Sprintf("%s must be a positive integer, but is %s", opt.Name.Name, optNum(v)), "")
 	}
 	if v > 1e9 {
-		return 0, optErr(opt, fmt.Sprintf("%s is %s, above the limit of %d", opt.Name.Name, strconv.FormatFloat(v, 'f', 0, 64), int64(1e9)), "")
+		return 0, optErr(opt, fmt.Sprintf("%s is %s, above the limit of %d", opt.Name.Name, intNum(v), int64(1e9)), "")
 	}
 	return int64(v), nil
 }
@@ -253,7 +263,7 @@ const MaxContributions = 100000
 func contributions(opt *ast.Option) (int64, error) {
 	// An integer above the limit says so, however large (not "must be a positive integer").
 	if v, err := number(opt); err == nil && v == math.Trunc(v) && v > MaxContributions {
-		return 0, optErr(opt, fmt.Sprintf("%s is %s, above the limit of %d", opt.Name.Name, strconv.FormatFloat(v, 'f', 0, 64), MaxContributions),
+		return 0, optErr(opt, fmt.Sprintf("%s is %s, above the limit of %d", opt.Name.Name, intNum(v), MaxContributions),
 			fmt.Sprintf("give at most %d; noise grows with %s, so a smaller value (the number of groups or rows one unit really needs) gives more accurate results", MaxContributions, opt.Name.Name))
 	}
 	return positiveInt(opt)

@@ -52,6 +52,7 @@ type pgType struct {
 	typmod int32
 	size   int16
 	elem   uint32 // for arrays: the element OID
+	sql    string // the engine's type name, for nested values (a STRUCT's fields, a MAP's types)
 }
 
 // scalarTypes maps engine type names (DuckDB's and PostgreSQL's spellings) to OIDs.
@@ -84,6 +85,12 @@ var typeSizes = map[uint32]int16{
 
 // typeOf maps an engine column type name to its wire type; unknown types are text.
 func typeOf(name string) pgType {
+	t := wireType(name)
+	t.sql = name
+	return t
+}
+
+func wireType(name string) pgType {
 	n := strings.ToUpper(strings.TrimSpace(name))
 	if base, ok := strings.CutSuffix(n, "[]"); ok {
 		el := typeOf(base)
@@ -169,12 +176,32 @@ func textValue(v any, t pgType) (string, bool) {
 		return `\x` + hex.EncodeToString(x), true
 	case []any:
 		return formatArray(x, t), true
+	case map[string]any, map[any]any:
+		// A STRUCT or MAP (sent as text) as DuckDB and the dpsql command print it.
+		return backend.NestedText(x, t.sql, nestedValue), true
 	default:
 		if b, err := json.Marshal(x); err == nil {
 			return string(b), true
 		}
 		return fmt.Sprint(x), true
 	}
+}
+
+// nestedValue is a value inside a STRUCT or MAP of type typ as DuckDB prints it there: NULL,
+// a list as [a, b], anything else as textValue prints it.
+func nestedValue(v any, typ string) string {
+	if xs, ok := v.([]any); ok {
+		parts := make([]string, len(xs))
+		for i, x := range xs {
+			parts[i] = nestedValue(x, backend.ElemType(typ))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	s, ok := textValue(v, typeOf(typ))
+	if !ok {
+		return "NULL"
+	}
+	return s
 }
 
 // formatFloat prints f as PostgreSQL 12+ does with extra_float_digits ≥ 1: the shortest
@@ -225,7 +252,7 @@ func formatTime(x time.Time, t pgType) string {
 
 // formatArray prints a list as a PostgreSQL array literal: {1,2,NULL,"a b"}.
 func formatArray(xs []any, t pgType) string {
-	el := pgType{oid: t.elem, typmod: -1, size: -1}
+	el := pgType{oid: t.elem, typmod: -1, size: -1, sql: backend.ElemType(t.sql)}
 	if el.oid == 0 {
 		el.oid = oidText
 	}

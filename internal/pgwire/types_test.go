@@ -24,7 +24,11 @@ func TestTypeOf(t *testing.T) {
 		"VARCHAR[]": {oid: 1015, typmod: -1, size: -1, elem: oidVarchar}, "TEXT[]": {oid: 1009, typmod: -1, size: -1, elem: oidText},
 		`STRUCT("a" INTEGER)`: {oid: oidText, typmod: -1, size: -1}, "MAP(VARCHAR, INTEGER)": {oid: oidText, typmod: -1, size: -1},
 	} {
-		if got := typeOf(name); got != want {
+		got := typeOf(name)
+		if got.sql != name {
+			t.Errorf("typeOf(%s) keeps the name %q", name, got.sql)
+		}
+		if got.sql = ""; got != want {
 			t.Errorf("typeOf(%s) = %+v, want %+v", name, got, want)
 		}
 	}
@@ -50,7 +54,14 @@ func TestTextValues(t *testing.T) {
 		{[]any{int64(1), int64(2), nil}, typeOf("BIGINT[]"), "{1,2,NULL}"},
 		{[]any{"a b", "", "x", `q"`, "null"}, typeOf("VARCHAR[]"), `{"a b","",x,"q\"","null"}`},
 		{[]byte{0xde, 0xad}, typeOf("BLOB"), `\xdead`},
-		{map[string]any{"a": int64(1)}, typeOf(`STRUCT("a" INTEGER)`), `{"a":1}`},
+		// STRUCT and MAP values as DuckDB and the dpsql command print them: a STRUCT's fields
+		// in its type's order, a MAP's entries by key, whatever the keys' Go type (a MAP keyed
+		// by integers went out in Go's syntax, map[1:1.5], through encoding/json's fallback).
+		{map[string]any{"a": int64(1), "b": "x y"}, typeOf(`STRUCT("b" VARCHAR, "a" INTEGER)`), `{'b': x y, 'a': 1}`},
+		{map[string]any{"a": nil, "t": tm}, typeOf(`STRUCT(a DOUBLE, t TIMESTAMP)`), `{'a': NULL, 't': 2024-01-02 03:04:05}`},
+		{map[any]any{int32(2): 2.5, int32(1): nil}, typeOf("MAP(INTEGER, DOUBLE)"), `{1=NULL, 2=2.5}`},
+		{map[any]any{"k": []any{int64(1), int64(2)}}, typeOf("MAP(VARCHAR, BIGINT[])"), `{k=[1, 2]}`},
+		{[]any{map[string]any{"a": int64(1)}, nil}, typeOf("STRUCT(a INTEGER)[]"), `{"{'a': 1}",NULL}`},
 	} {
 		if got, ok := textValue(tc.v, tc.t); !ok || got != tc.want {
 			t.Errorf("textValue(%#v, %d) = %q, want %q", tc.v, tc.t.oid, got, tc.want)

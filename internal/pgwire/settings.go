@@ -117,7 +117,7 @@ func checkTimeZone(v string) (string, error) {
 		"0", "+0", "-0", "00", "+00", "-00", "00:00", "+00:00", "-00:00", "LOCAL":
 		return "UTC", nil
 	}
-	return "", fmt.Errorf("dpsql serves times in UTC only, not in time zone %q; convert in the client, or with AT TIME ZONE in the query", v)
+	return "", fmt.Errorf("dpsql serves times in UTC only, not in time zone %q; convert them in the client", v)
 }
 
 func checkEncoding(v string) (string, error) {

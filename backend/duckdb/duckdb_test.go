@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -773,5 +774,52 @@ func TestViewFilesThroughLinks(t *testing.T) {
 	}
 	if _, err := a.Query(ctx, "SELECT * FROM read_parquet('"+filepath.Join(real, "*.parquet")+"')"); err == nil {
 		t.Error("an analyst listed the links' directory of targets")
+	}
+}
+
+// TestNestedTextAsDuckDB: nested values read through this backend and printed by
+// backend.NestedText (which the command and pgwire use) read as DuckDB's own cast to VARCHAR,
+// quotes included, so that two different values never print the same (an outside review
+// found {'b': '1, ”a”: 2', 'a': '3'} and {'b': '1', 'a': '2, ”a”: 3'} printing alike,
+// and NULL alike with 'NULL', when strings inside went out unquoted).
+func TestNestedTextAsDuckDB(t *testing.T) {
+	d := open(t, "", Options{Mode: backend.Owner})
+	scalar := func(v any, typ string) string {
+		switch v := v.(type) {
+		case string:
+			return v
+		case bool:
+			return strconv.FormatBool(v)
+		case float64:
+			return strconv.FormatFloat(v, 'g', -1, 64)
+		case backend.Decimal:
+			return v.String()
+		case time.Time:
+			if typ == "DATE" {
+				return v.Format("2006-01-02")
+			}
+			return v.Format("2006-01-02 15:04:05")
+		}
+		return fmt.Sprint(v)
+	}
+	// A MAP's entries come back sorted by key (the driver's Go map keeps no order; DuckDB
+	// keeps the order written), so the MAPs here are written in that order.
+	for _, expr := range []string{
+		`{'b': '1, ''a'': 2', 'a': '3'}`, `{'b': '1', 'a': '2, ''a'': 3'}`,
+		`{'x': 'NULL', 'y': NULL, 'z': 'plain', 'w': 'it''s', 'v': '', 'u': ' lead', 't': 'trail '}`,
+		`{'a b': 1, 'c''d': 2, 'e': [1, 2], 'f': {'g': 'h:i'}}`,
+		`MAP {'a': 'b=c'}`, `MAP {'a=b': 'c'}`, `MAP {-1: NULL, 9: 1.5, 10: 2.5}`, `MAP {'null': 'x'}`,
+		`['a,b', 'c', 'NULL', NULL, '', 'x\y', 'a\''b', '[1]', '{}', 'a(b)']`,
+		`[{'k': true}, NULL, {'k': false}]`, `{'d': 1.50::DECIMAL(3,2), 't': TIMESTAMP '2024-01-02 03:04:05', 'day': DATE '2024-01-02'}`,
+		`MAP {'k': ['a b', 'c']}`, `[[1, 2], [], NULL]`,
+	} {
+		rows, err := d.Query(context.Background(), "SELECT "+expr+", CAST("+expr+" AS VARCHAR)")
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		got := backend.NestedText(rows.Values[0][0], rows.Types[0], scalar)
+		if want := rows.Values[0][1].(string); got != want {
+			t.Errorf("%s (%s): printed %s, DuckDB casts it to %s", expr, rows.Types[0], got, want)
+		}
 	}
 }

@@ -332,14 +332,7 @@ func text(v any, sqlType string) string {
 		return formatTime(v, sqlType)
 	case []byte:
 		return `\x` + hex.EncodeToString(v)
-	case []any:
-		et := backend.ElemType(sqlType)
-		parts := make([]string, len(v))
-		for i, e := range v {
-			parts[i] = text(e, et)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any, map[any]any:
+	case []any, map[string]any, map[any]any:
 		return nestedText(v, sqlType)
 	}
 	return fmt.Sprint(v)

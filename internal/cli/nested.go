@@ -6,23 +6,29 @@ import (
 	"github.com/dpsql/dpsql/backend"
 )
 
-// Nested values (LIST, STRUCT, MAP) print as DuckDB prints them: [a, b], {'b': 1, 'a': x} with
-// a STRUCT's fields in the order of its type, and {k=1.5} for a MAP (its keys sorted by their
-// text: the driver gives a MAP as a Go map, which keeps no order; backend.Entries). In JSON a
+// Nested values (LIST, STRUCT, MAP) print as DuckDB casts them to VARCHAR: [a, 'b, c'],
+// {'b': 1, 'a': x} with a STRUCT's fields in the order of its type, and {k=1.5} for a MAP (the
+// driver gives a MAP as a Go map, which keeps no order: backend.Entries sorts it by key), with
+// strings quoted where DuckDB quotes them so that no two values print the same. In JSON a
 // STRUCT is an object with its fields in order, a MAP an object keyed by its keys' text.
 
-// nestedText is a STRUCT or MAP value as DuckDB prints it: {'b': 1, 'a': x} and {k=1.5}.
+// nestedText is a LIST, STRUCT or MAP value as DuckDB prints it.
 func nestedText(v any, typ string) string { return backend.NestedText(v, typ, text) }
 
 // appendJSONObject writes a STRUCT or MAP value as a JSON object.
 func appendJSONObject(b *bytes.Buffer, v any, typ string) {
 	b.WriteByte('{')
-	es, _ := backend.Entries(v, typ, text)
+	es, isStruct := backend.Entries(v, typ, text)
+	kt, _ := backend.MapTypes(typ)
 	for i, e := range es {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(jsonString(e.Key))
+		if isStruct {
+			b.Write(jsonString(e.Key.(string)))
+		} else {
+			b.Write(jsonString(text(e.Key, kt)))
+		}
 		b.WriteByte(':')
 		appendJSON(b, e.Val, e.Type)
 	}

@@ -187,20 +187,13 @@ func textValue(v any, t pgType) (string, bool) {
 	}
 }
 
-// nestedValue is a value inside a STRUCT or MAP of type typ as DuckDB prints it there: NULL,
-// a list as [a, b], anything else as textValue prints it.
+// nestedValue is a scalar inside a STRUCT or MAP of type typ, before backend.NestedText
+// quotes it: as textValue prints it, but booleans as DuckDB prints them there (true, false).
 func nestedValue(v any, typ string) string {
-	if xs, ok := v.([]any); ok {
-		parts := make([]string, len(xs))
-		for i, x := range xs {
-			parts[i] = nestedValue(x, backend.ElemType(typ))
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
+	if b, ok := v.(bool); ok {
+		return strconv.FormatBool(b)
 	}
-	s, ok := textValue(v, typeOf(typ))
-	if !ok {
-		return "NULL"
-	}
+	s, _ := textValue(v, typeOf(typ))
 	return s
 }
 

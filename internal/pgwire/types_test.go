@@ -58,7 +58,7 @@ func TestTextValues(t *testing.T) {
 		// in its type's order, a MAP's entries by key, whatever the keys' Go type (a MAP keyed
 		// by integers went out in Go's syntax, map[1:1.5], through encoding/json's fallback).
 		{map[string]any{"a": int64(1), "b": "x y"}, typeOf(`STRUCT("b" VARCHAR, "a" INTEGER)`), `{'b': x y, 'a': 1}`},
-		{map[string]any{"a": nil, "t": tm}, typeOf(`STRUCT(a DOUBLE, t TIMESTAMP)`), `{'a': NULL, 't': 2024-01-02 03:04:05}`},
+		{map[string]any{"a": nil, "t": tm}, typeOf(`STRUCT(a DOUBLE, t TIMESTAMP)`), `{'a': NULL, 't': '2024-01-02 03:04:05'}`},
 		{map[any]any{int32(2): 2.5, int32(1): nil}, typeOf("MAP(INTEGER, DOUBLE)"), `{1=NULL, 2=2.5}`},
 		{map[any]any{"k": []any{int64(1), int64(2)}}, typeOf("MAP(VARCHAR, BIGINT[])"), `{k=[1, 2]}`},
 		{[]any{map[string]any{"a": int64(1)}, nil}, typeOf("STRUCT(a INTEGER)[]"), `{"{'a': 1}",NULL}`},

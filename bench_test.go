@@ -3,6 +3,7 @@ package dpsql_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -222,9 +223,12 @@ func BenchmarkEnginePostgres(b *testing.B) {
 	runEngineBench(b, db)
 }
 
-// medianOf is the median of x (the mean of the middle two for an even length); x is not
-// changed.
+// medianOf is the median of x (the mean of the middle two for an even length; NaN for none);
+// x is not changed.
 func medianOf(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
 	y := append([]float64(nil), x...)
 	sort.Float64s(y)
 	if n := len(y); n%2 == 0 {

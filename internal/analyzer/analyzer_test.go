@@ -211,6 +211,8 @@ func TestIntegerOptionMessages(t *testing.T) {
 	for opt, want := range map[string]string{
 		"kappa=9223372036854775807": "kappa is 9.223372036854776e+18, above the limit of 100000",
 		"kappa=1000000":             "kappa is 1000000, above the limit of 100000",
+		"kappa=9007199254740993":    "kappa is 9.007199254740992e+15, above the limit of 100000",
+		"kappa=9007199254740991":    "kappa is 9007199254740991, above the limit of 100000",
 		"kappa=2.5":                 "kappa must be a positive integer, but is 2.5",
 		"kappa=0":                   "kappa must be a positive integer, but is 0",
 		"kappa=1, min_privacy_units_per_group=2000000000": "min_privacy_units_per_group is 2000000000, above the limit of 1000000000",
@@ -241,5 +243,15 @@ func TestUsingColumnsOnBothSides(t *testing.T) {
 		if _, err := analyze(fmt.Sprintf(q, col)); err != nil {
 			t.Errorf("USING (%s): %v", col, err)
 		}
+	}
+	// A column two relations of one side both have is ambiguous, unless an earlier USING
+	// merged them into one.
+	const nested = "SELECT WITH ANONYMIZATION OPTIONS(epsilon=1, delta=1e-5, kappa=1) ANON_COUNT(*) AS n FROM (professors p JOIN students s USING (id)) JOIN %s USING (%s)"
+	if _, err := analyze(fmt.Sprintf(nested, "items i", "item")); err == nil ||
+		!strings.Contains(err.Error(), `common column name "item" appears more than once in the left side of the join`) {
+		t.Errorf("USING (item) after two relations with item: %v", err)
+	}
+	if _, err := analyze(fmt.Sprintf(nested, "view_on_professors v", "id")); err != nil {
+		t.Errorf("USING (id) after USING (id): %v", err)
 	}
 }

@@ -338,24 +338,29 @@ func (a *analyzer) join(j *ast.Join, e *env, ctx context) (*fromResult, error) {
 			"FULL JOIN with USING or NATURAL is not supported over private data").
 			WithHint("write FULL JOIN ... ON a.c = b.c and read a.c or b.c (or CASE WHEN a.c IS NOT NULL THEN a.c ELSE b.c END)")
 	}
-	// Each USING column must be a column of both sides, as in PostgreSQL; else DuckDB refuses
-	// the stage with its own binder's words (an outside review).
+	// Each USING column must be a column of each side exactly once (a copy merged by an
+	// earlier USING does not count), as in PostgreSQL; else DuckDB refuses the stage with its
+	// own binder's words (outside reviews).
 	for _, id := range j.Using {
 		for _, side := range []struct {
 			name string
 			f    *fromResult
 		}{{"left", l}, {"right", r}} {
-			found := false
+			n := 0
 			for _, it := range side.f.items {
-				if _, ok := it.hasCol(id.Name); ok {
-					found = true
-					break
+				if c, ok := it.hasCol(id.Name); ok && !it.merged[catalog.NameKey(c)] {
+					n++
 				}
 			}
-			if !found {
+			switch {
+			case n == 0:
 				return nil, sqlerr.New(id.Span().Start, sqlerr.UndefinedColumn,
 					"column %q specified in USING clause does not exist in the %s side of the join", id.Name, side.name).
 					WithHint("name a column both sides have, or join ON a.x = b.y")
+			case n > 1:
+				return nil, sqlerr.New(id.Span().Start, sqlerr.AmbiguousColumn,
+					"common column name %q appears more than once in the %s side of the join", id.Name, side.name).
+					WithHint("join ON a qualified column instead: ON b.x = c.x")
 			}
 		}
 	}

@@ -205,11 +205,11 @@ func optNum(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// intNum prints an integral option value: in full up to 2^53, where a float64 holds every
-// integer, and in exponent form above, where the value read may not be the one written
-// (9223372036854775807 reads as 2^63, which "9223372036854775808" would misquote).
+// intNum prints an integral option value: in full below 2^53, where a float64 holds every
+// integer and no other reads as it, and in exponent form from there, where the value read
+// may not be the one written (9223372036854775807 reads as 2^63, 2^53+1 as 2^53).
 func intNum(v float64) string {
-	if math.Abs(v) <= 1<<53 {
+	if math.Abs(v) < 1<<53 {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)

@@ -102,9 +102,11 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 		return &sqlerr.Error{Code: "54000", Msg: fmt.Sprintf("too many portals (at most %d)", maxPrepared),
 			Hint: "close portals that are no longer used"}
 	}
-	for _, f := range m.ParameterFormatCodes {
-		if f != 0 && f != 1 {
-			return sqlerr.New(sqlerr.Pos{}, "08P01", "unsupported format code: %d", f)
+	// As PostgreSQL: a format code a parameter uses must be text (0) or binary (1), else
+	// 22023; codes no parameter uses are not read.
+	for i := range m.Parameters {
+		if f := formatOf(m.ParameterFormatCodes, i); f != 0 && f != 1 {
+			return sqlerr.New(sqlerr.Pos{}, sqlerr.InvalidParameterValue, "unsupported format code: %d", f)
 		}
 	}
 	args := make([]any, len(m.Parameters))
@@ -117,7 +119,7 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	}
 	for _, f := range m.ResultFormatCodes {
 		if f != 0 && f != 1 {
-			return sqlerr.New(sqlerr.Pos{}, "08P01", "unsupported format code: %d", f)
+			return sqlerr.New(sqlerr.Pos{}, sqlerr.InvalidParameterValue, "unsupported format code: %d", f)
 		}
 	}
 	pt := &portal{stmt: p, args: args, formats: append([]int16(nil), m.ResultFormatCodes...),

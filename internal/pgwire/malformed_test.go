@@ -168,18 +168,22 @@ func TestFuzzSeeds(t *testing.T) {
 }
 
 // TestInvalidSubtypes: a Bind with a parameter format code other than text (0) or binary (1),
-// and a Close or Describe of an object type other than 'S' or 'P', are protocol violations
-// answered as PostgreSQL answers them (an ErrorResponse with SQLSTATE 08P01, the connection
-// kept), not read as text, closed or looked up as a portal.
+// and a Close or Describe of an object type other than 'S' or 'P', are answered as PostgreSQL
+// answers them (an ErrorResponse with SQLSTATE 22023 for the format code, 08P01 for the
+// subtypes; the connection kept), not read as text, closed or looked up as a portal.
 func TestInvalidSubtypes(t *testing.T) {
 	ts := startServer(t, engineOpen(t))
 	pc := connect(t, ts).PgConn()
 	fe := pc.Frontend()
-	for name, msg := range map[string]pgproto3.FrontendMessage{
-		"bind format 7": &pgproto3.Bind{PreparedStatement: "q", ParameterFormatCodes: []int16{7}, Parameters: [][]byte{[]byte("1")}},
-		"close 'Z'":     &pgproto3.Close{ObjectType: 'Z', Name: "q"},
-		"describe 'Z'":  &pgproto3.Describe{ObjectType: 'Z', Name: "q"},
+	for name, tc := range map[string]struct {
+		msg  pgproto3.FrontendMessage
+		want string
+	}{
+		"bind format 7": {&pgproto3.Bind{PreparedStatement: "q", ParameterFormatCodes: []int16{7}, Parameters: [][]byte{[]byte("1")}}, "22023"},
+		"close 'Z'":     {&pgproto3.Close{ObjectType: 'Z', Name: "q"}, "08P01"},
+		"describe 'Z'":  {&pgproto3.Describe{ObjectType: 'Z', Name: "q"}, "08P01"},
 	} {
+		msg := tc.msg
 		fe.Send(&pgproto3.Parse{Name: "q", Query: "SELECT $1::INTEGER"})
 		fe.Send(msg)
 		fe.Send(&pgproto3.Sync{})
@@ -201,8 +205,8 @@ func TestInvalidSubtypes(t *testing.T) {
 				done = true
 			}
 		}
-		if code != "08P01" {
-			t.Errorf("%s: SQLSTATE %q, want 08P01", name, code)
+		if code != tc.want {
+			t.Errorf("%s: SQLSTATE %q, want %s", name, code, tc.want)
 		}
 		fe.Send(&pgproto3.Close{ObjectType: 'S', Name: "q"})
 		fe.Send(&pgproto3.Sync{})

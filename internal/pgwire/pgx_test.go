@@ -205,13 +205,15 @@ func TestTransactions(t *testing.T) {
 	}
 	// Times go out in UTC: another zone is refused rather than reported and ignored (an
 	// outside review saw SHOW TimeZone say America/New_York while values printed +00).
-	for _, q := range []string{"SET TimeZone = 'America/New_York'", "SET TIME ZONE 'Europe/Paris'", "SET TIME ZONE '+02:00'"} {
+	for _, q := range []string{"SET TimeZone = 'America/New_York'", "SET TIME ZONE 'Europe/Paris'", "SET TIME ZONE '+02:00'",
+		"SET TIME ZONE 'UTC+1'", "SET TimeZone = ''", "SET TIME ZONE INTERVAL '+00:00' HOUR TO MINUTE", "SET TIME ZONE '0:30'"} {
 		var pe *pgconn.PgError
 		if _, err := c.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol); !errors.As(err, &pe) || pe.Code != "22023" || !strings.Contains(pe.Message, "UTC only") {
 			t.Errorf("%s: %v", q, err)
 		}
 	}
-	for _, q := range []string{"SET TimeZone = 'Etc/UTC'", "SET TIME ZONE 'GMT'", "SET TIME ZONE LOCAL", "SET TIME ZONE DEFAULT", "SET TimeZone TO 'Z'"} {
+	for _, q := range []string{"SET TimeZone = 'Etc/UTC'", "SET TIME ZONE 'GMT'", "SET TIME ZONE LOCAL", "SET TIME ZONE DEFAULT", "SET TimeZone TO 'Z'",
+		"SET TIME ZONE 'UTC+0'", "SET TIME ZONE 'UTC0'", "SET TIME ZONE 'GMT+00:00'", "SET TIME ZONE 0.0", "SET TIME ZONE '-00:00:00'", "RESET TimeZone"} {
 		if _, err := c.Exec(ctx, q, pgx.QueryExecModeSimpleProtocol); err != nil {
 			t.Errorf("%s: %v", q, err)
 		}

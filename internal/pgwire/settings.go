@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -109,16 +110,32 @@ func only(v string) func(string) (string, error) {
 // out as +00), so the TimeZone a client is told, by SHOW and ParameterStatus, must be UTC too;
 // a client that trusted another zone would mislabel every time. SET TIME ZONE to another zone
 // is refused; at startup (pgJDBC sends the JVM's zone) such a zone keeps UTC, which
-// ParameterStatus then reports.
+// ParameterStatus then reports. Accepted: UTC's names (Etc/UTC, GMT, Z, Zulu, ...) and zero
+// offsets with or without them (0, +00:00, 0.0, UTC+0, GMT-00:00).
 func checkTimeZone(v string) (string, error) {
 	z := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(v)), "ETC/")
 	switch z {
-	case "UTC", "UCT", "GMT", "GMT0", "GMT+0", "GMT-0", "Z", "ZULU", "UNIVERSAL", "GREENWICH",
-		"0", "+0", "-0", "00", "+00", "-00", "00:00", "+00:00", "-00:00", "LOCAL":
+	case "UTC", "UCT", "GMT", "Z", "ZULU", "UNIVERSAL", "GREENWICH", "LOCAL":
 		return "UTC", nil
+	}
+	for _, name := range []string{"UTC", "UCT", "GMT"} {
+		if rest, ok := strings.CutPrefix(z, name); ok {
+			z = rest
+			break
+		}
+	}
+	if zeroOffset.MatchString(z) {
+		return "UTC", nil
+	}
+	if strings.TrimSpace(v) == "" {
+		return "", fmt.Errorf("dpsql serves times in UTC only; SET TIME ZONE takes a zone name, such as 'UTC'")
 	}
 	return "", fmt.Errorf("dpsql serves times in UTC only, not in time zone %q; convert them in the client", v)
 }
+
+// zeroOffset matches a zero UTC offset as PostgreSQL reads one: 0, -0, +00, 00:00, +00:00:00,
+// 0.0.
+var zeroOffset = regexp.MustCompile(`^[+-]?0+(\.0+)?(:0+){0,2}$`)
 
 func checkEncoding(v string) (string, error) {
 	switch strings.ToUpper(strings.ReplaceAll(v, "-", "")) {

@@ -56,9 +56,14 @@ func userError(ctx context.Context, err error) error {
 			Msg: fmt.Sprintf("canceling catalog query: catalog queries run at most %v", Timeout)}
 	}
 	return &sqlerr.Error{Code: sqlerr.FeatureNotSupported, Cause: err,
-		Msg:  "this catalog query is not answered: " + strings.TrimPrefix(err.Error(), "pgcatalog: "),
+		Msg:  "this catalog query is not answered: " + clientNames.Replace(strings.TrimPrefix(err.Error(), "pgcatalog: ")),
 		Hint: "dpsql serve answers the catalog queries of psql, JDBC and information_schema from a model of the relations you may name; SHOW TABLES lists them"}
 }
+
+// clientNames puts back the schema names a client wrote where the rewrite's own ones show in
+// an error: the model's pg_catalog is schema pgcat, its information_schema pginfo.
+var clientNames = strings.NewReplacer(catSchema+".", "pg_catalog.", catSchema+" .", "pg_catalog .",
+	infoSchema+".", "information_schema.", infoSchema+" .", "information_schema .")
 
 // Query answers a query over pg_catalog / information_schema (psql's backslash commands, JDBC's
 // DatabaseMetaData, BI tools' introspection) from a model of the relations rels, never from the
@@ -285,7 +290,7 @@ func vet(v any, ctes map[string]bool) error {
 				if schema != "" {
 					name = schema + "." + table
 				}
-				return fmt.Errorf("%w: %q is not a pg_catalog or information_schema table; a catalog query reads only those", ErrRefused, name)
+				return fmt.Errorf("%w: %q is not a pg_catalog or information_schema table that dpsql serve answers; a catalog query reads only those", ErrRefused, name)
 			}
 		case "TABLE_FUNCTION":
 			if err := vetTableFunc(v, ctes); err != nil {

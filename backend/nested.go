@@ -2,6 +2,7 @@ package backend
 
 import (
 	"math/big"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -114,7 +115,12 @@ func quoteAlways(s string) string {
 
 func isNumber(x any) bool {
 	switch x.(type) {
-	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, *big.Int, Decimal:
+	case *big.Int, Decimal:
+		return true
+	}
+	switch reflect.ValueOf(x).Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		return true
 	}
 	return false
@@ -125,41 +131,25 @@ func isNumber(x any) bool {
 func numberRat(x any) *big.Rat {
 	r := new(big.Rat)
 	switch x := x.(type) {
-	case int:
-		r.SetInt64(int64(x))
-	case int8:
-		r.SetInt64(int64(x))
-	case int16:
-		r.SetInt64(int64(x))
-	case int32:
-		r.SetInt64(int64(x))
-	case int64:
-		r.SetInt64(x)
-	case uint:
-		r.SetUint64(uint64(x))
-	case uint8:
-		r.SetUint64(uint64(x))
-	case uint16:
-		r.SetUint64(uint64(x))
-	case uint32:
-		r.SetUint64(uint64(x))
-	case uint64:
-		r.SetUint64(x)
-	case float32:
-		if r.SetFloat64(float64(x)) == nil {
-			return new(big.Rat)
-		}
-	case float64:
-		if r.SetFloat64(x) == nil {
-			return new(big.Rat)
-		}
 	case *big.Int:
 		if x != nil {
 			r.SetInt(x)
 		}
+		return r
 	case Decimal:
 		if q := x.Rat(); q != nil {
 			return q
+		}
+		return r
+	}
+	switch v := reflect.ValueOf(x); {
+	case v.CanInt():
+		r.SetInt64(v.Int())
+	case v.CanUint():
+		r.SetUint64(v.Uint())
+	case v.CanFloat():
+		if r.SetFloat64(v.Float()) == nil {
+			return new(big.Rat)
 		}
 	}
 	return r

@@ -11,7 +11,7 @@ type Column = engine.Column
 
 // Result is what one statement produced: Columns and Rows for statements that return rows
 // (values are nil for NULL, int64, float64, string, bool, time.Time, []any, *big.Int for
-// integers beyond int64, or Decimal for DECIMAL and NUMERIC values), a completion Tag ("SELECT 3", "CREATE VIEW", "SET BUDGET"), and
+// integers beyond int64, Decimal for DECIMAL and NUMERIC values, map[string]any for STRUCT and Map for MAP values), a completion Tag ("SELECT 3", "CREATE VIEW", "SET BUDGET"), and
 // Notices for the user (what a query charged and what remains). A statement that charged the
 // privacy budget also has Charge (epsilon and delta) and Remaining (the budget left after it,
 // nil when the owner lifted the limit) as data (see the example): a program can keep its own
@@ -22,3 +22,7 @@ type Result = engine.Result
 // is the value's text with Scale digits after the point ("12345678901234567.89"), Rat the
 // exact fraction and Float64 the nearest float64.
 type Decimal = backend.Decimal
+
+// Map is a MAP value in a Result (DuckDB): its entries, each a Key and a Value, in the order
+// DuckDB keeps them (two MAPs with the same entries in another order are different values).
+type Map = backend.Map

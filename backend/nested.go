@@ -1,17 +1,23 @@
 package backend
 
 import (
-	"math/big"
-	"reflect"
 	"sort"
 	"strings"
 )
 
 // Nested values as the backends give them: a LIST as []any, a STRUCT as map[string]any, a MAP
-// as map[any]any. Go maps keep no order, so the printers (the command's, pgwire's) take their
-// entries from Entries, which orders them the same way for both, and print them as DuckDB
-// casts them to VARCHAR with NestedText, quoting values as DuckDB does so that no two values
-// print the same.
+// as Map (its entries in order). A Go map keeps no order, so the printers (the command's,
+// pgwire's) take a STRUCT's fields from Entries, in the order of its type, and print nested
+// values as DuckDB casts them to VARCHAR with NestedText, quoting values as DuckDB does so
+// that no two values print the same.
+
+// A Map is a MAP value: its entries in the database's order. DuckDB keeps the order a MAP was
+// built in, and two MAPs with the same entries in another order are different values (they
+// are grouped apart), so the order is kept rather than sorted.
+type Map []MapEntry
+
+// A MapEntry is one entry of a MAP value.
+type MapEntry struct{ Key, Value any }
 
 // An Entry is one field of a STRUCT value or one entry of a MAP value: the field's name or
 // the entry's key, its value, and the value's type ("" when the type does not say).
@@ -22,10 +28,9 @@ type Entry struct {
 }
 
 // Entries are a STRUCT value's fields in the order of its type typ, then any the type does
-// not name, sorted by name; or a MAP value's entries sorted by key (numbers by value, else by
-// keyText, the key's text with the MAP's key type). isStruct tells which; a value of any
-// other Go type has no entries.
-func Entries(v any, typ string, keyText func(key any, keyType string) string) (es []Entry, isStruct bool) {
+// not name, sorted by name; or a MAP value's entries in order. isStruct tells which; a value
+// of any other Go type has no entries.
+func Entries(v any, typ string) (es []Entry, isStruct bool) {
 	switch v := v.(type) {
 	case map[string]any:
 		seen := map[string]bool{}
@@ -43,22 +48,11 @@ func Entries(v any, typ string, keyText func(key any, keyType string) string) (e
 		}
 		sort.Slice(rest, func(i, j int) bool { return rest[i].Key.(string) < rest[j].Key.(string) })
 		return append(es, rest...), true
-	case map[any]any:
-		kt, vt := MapTypes(typ)
-		texts := make(map[any]string, len(v))
-		for k, x := range v {
-			es = append(es, Entry{k, x, vt})
-			if !isNumber(k) {
-				texts[k] = keyText(k, kt)
-			}
+	case Map:
+		_, vt := MapTypes(typ)
+		for _, e := range v {
+			es = append(es, Entry{e.Key, e.Value, vt})
 		}
-		sort.Slice(es, func(i, j int) bool {
-			a, b := es[i].Key, es[j].Key
-			if isNumber(a) && isNumber(b) {
-				return numberRat(a).Cmp(numberRat(b)) < 0
-			}
-			return texts[a] < texts[b]
-		})
 	}
 	return es, false
 }
@@ -72,7 +66,7 @@ func NestedText(v any, typ string, text func(v any, typ string) string) string {
 		switch x.(type) {
 		case nil:
 			return "NULL"
-		case []any, map[string]any, map[any]any:
+		case []any, map[string]any, Map:
 			return NestedText(x, t, text)
 		}
 		return QuoteNested(text(x, t))
@@ -84,13 +78,13 @@ func NestedText(v any, typ string, text func(v any, typ string) string) string {
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	}
-	es, isStruct := Entries(v, typ, child)
+	es, isStruct := Entries(v, typ)
+	kt, _ := MapTypes(typ)
 	parts := make([]string, len(es))
 	for i, e := range es {
 		if isStruct {
 			parts[i] = quoteAlways(e.Key.(string)) + ": " + child(e.Val, e.Type)
 		} else {
-			kt, _ := MapTypes(typ)
 			parts[i] = child(e.Key, kt) + "=" + child(e.Val, e.Type)
 		}
 	}
@@ -111,46 +105,4 @@ func QuoteNested(s string) string {
 
 func quoteAlways(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
-}
-
-func isNumber(x any) bool {
-	switch x.(type) {
-	case *big.Int, Decimal:
-		return true
-	}
-	switch reflect.ValueOf(x).Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return true
-	}
-	return false
-}
-
-// numberRat is a number key as a rational, for ordering a MAP's entries by key; NaN and the
-// infinities (no rational) order as 0, which only moves them among the entries.
-func numberRat(x any) *big.Rat {
-	r := new(big.Rat)
-	switch x := x.(type) {
-	case *big.Int:
-		if x != nil {
-			r.SetInt(x)
-		}
-		return r
-	case Decimal:
-		if q := x.Rat(); q != nil {
-			return q
-		}
-		return r
-	}
-	switch v := reflect.ValueOf(x); {
-	case v.CanInt():
-		r.SetInt64(v.Int())
-	case v.CanUint():
-		r.SetUint64(v.Uint())
-	case v.CanFloat():
-		if r.SetFloat64(v.Float()) == nil {
-			return new(big.Rat)
-		}
-	}
-	return r
 }

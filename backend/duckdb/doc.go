@@ -61,7 +61,8 @@
 // column's scale: a group key or an owner's value reads as stored); string for VARCHAR,
 // ENUM, BIT, UUID (canonical form) and INTERVAL (text like "1 month 2 days 00:00:03"); bool;
 // time.Time for DATE, TIME and TIMESTAMP types; []byte for BLOB; []any for LIST and ARRAY;
-// map[string]any for STRUCT; map[any]any for MAP; the member value for UNION; nil for NULL.
+// map[string]any for STRUCT; backend.Map for MAP (its entries in DuckDB's order); the member
+// value for UNION; nil for NULL.
 //
 // Types are DuckDB's type names as the driver spells them: upper case, with STRUCT field
 // names quoted as written ("BIGINT", "DECIMAL(18,3)", "VARCHAR[]", `STRUCT("a" INTEGER)`).

@@ -397,6 +397,7 @@ func (d *DB) readOnly(ctx context.Context, query string, fn func(*sql.Conn) erro
 		return wrap(ctx, err)
 	}
 	defer c.Close()
+	defer endOnPanic(ctx, c)
 	if begun, err := singleSelect(ctx, c, query); err != nil {
 		if !begun {
 			// The text failed (a cancellation, or the BEGIN itself): end the transaction if
@@ -440,6 +441,16 @@ func singleSelect(ctx context.Context, c *sql.Conn, query string) (begun bool, e
 		return true, fmt.Errorf("duckdb: %w: the text holds %d statements", ErrNotSingleSelect, n)
 	}
 	return true, nil
+}
+
+// endOnPanic, deferred after a transaction begins on c, rolls it back when a panic passes,
+// then lets the panic go on: c returns to the pool when it is closed, and must not take an
+// open transaction to its next user.
+func endOnPanic(ctx context.Context, c *sql.Conn) {
+	if r := recover(); r != nil {
+		_ = rollback(ctx, c)
+		panic(r)
+	}
 }
 
 func rollback(ctx context.Context, c *sql.Conn) error {
@@ -494,6 +505,7 @@ func (d *DB) tx(ctx context.Context, fn func(backend.Querier) error) error {
 	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return wrap(ctx, err)
 	}
+	defer endOnPanic(ctx, c)
 	if err := fn(connQuerier{c}); err != nil {
 		return errors.Join(err, rollback(ctx, c))
 	}
@@ -560,12 +572,21 @@ const (
 	maxChunkRows = 1 << 16
 )
 
-func queryRows(ctx context.Context, q queryer, query string, args []any, each func([]any) error) (*backend.Rows, error) {
+func queryRows(ctx context.Context, q queryer, query string, args []any, each func([]any) error) (rows *backend.Rows, err error) {
 	rs, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(ctx, err)
 	}
 	defer rs.Close()
+	defer func() {
+		// A value the driver cannot read panics inside it (a MAP keyed by BLOBs: "comparing
+		// uncomparable type []uint8"). As an error, the caller ends its transaction; the
+		// panic had left it open for the connection's next user (an outside review: the next
+		// login to dpsql serve failed).
+		if r := recover(); r != nil {
+			rows, err = nil, fmt.Errorf("duckdb: reading the result: %v", r)
+		}
+	}()
 	cols, err := rs.Columns()
 	if err != nil {
 		return nil, wrap(ctx, err)

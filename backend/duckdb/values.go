@@ -1,11 +1,11 @@
 package duckdb
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
+	"sort"
 	"strings"
 
 	duckdbdrv "github.com/duckdb/duckdb-go/v2"
@@ -87,34 +87,27 @@ func convert(v any, typ string) any {
 		}
 		return out
 	case duckdbdrv.OrderedMap:
+		// In DuckDB's order: MAPs with the same entries in another order are other values.
 		kt, vt := backend.MapTypes(typ)
 		keys, vals := x.Keys(), x.Values()
-		out := make(map[any]any, len(keys))
+		out := make(backend.Map, len(keys))
 		for i, k := range keys {
-			out[mapKey(convert(k, kt))] = convert(vals[i], vt)
+			out[i] = backend.MapEntry{Key: convert(k, kt), Value: convert(vals[i], vt)}
 		}
 		return out
 	case duckdbdrv.Map:
+		// The driver's unordered form: entries sorted by key text, for the same text each time.
 		kt, vt := backend.MapTypes(typ)
-		out := make(map[any]any, len(x))
+		out := make(backend.Map, 0, len(x))
 		for k, e := range x {
-			out[mapKey(convert(k, kt))] = convert(e, vt)
+			out = append(out, backend.MapEntry{Key: convert(k, kt), Value: convert(e, vt)})
 		}
+		sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i].Key) < fmt.Sprint(out[j].Key) })
 		return out
 	case duckdbdrv.Union:
 		return convert(x.Value, "")
 	}
 	return v
-}
-
-// mapKey is a MAP's key as a Go map key: a BLOB key (bytes, which Go cannot hash; an outside
-// review saw a UUID key, read as bytes, end the query with a runtime error) becomes its text
-// as dpsql prints a BLOB, \x and its bytes in hexadecimal.
-func mapKey(k any) any {
-	if b, ok := k.([]byte); ok {
-		return `\x` + hex.EncodeToString(b)
-	}
-	return k
 }
 
 // decimal is a DECIMAL value, exactly (backend.Decimal).

@@ -332,7 +332,7 @@ func text(v any, sqlType string) string {
 		return formatTime(v, sqlType)
 	case []byte:
 		return `\x` + hex.EncodeToString(v)
-	case []any, map[string]any, map[any]any:
+	case []any, map[string]any, dpsql.Map:
 		return nestedText(v, sqlType)
 	}
 	return fmt.Sprint(v)
@@ -692,7 +692,7 @@ func appendJSON(b *bytes.Buffer, v any, sqlType string) {
 			appendJSON(b, e, et)
 		}
 		b.WriteByte(']')
-	case map[string]any, map[any]any:
+	case map[string]any, dpsql.Map:
 		appendJSONObject(b, v, sqlType)
 	default:
 		b.Write(jsonString(text(v, sqlType)))

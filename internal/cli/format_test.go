@@ -298,7 +298,7 @@ func TestNestedValuesPrint(t *testing.T) {
 			col("l", `STRUCT("d" DECIMAL(3,2))[]`)},
 		Rows: [][]any{{
 			map[string]any{"b": int64(1), `we"ird`: "x"},
-			map[any]any{"k": dpsql.Decimal{Unscaled: bigInt("15"), Scale: 1}, "a": dpsql.Decimal{Unscaled: bigInt("20"), Scale: 1}},
+			dpsql.Map{{Key: "k", Value: dpsql.Decimal{Unscaled: bigInt("15"), Scale: 1}}, {Key: "a", Value: dpsql.Decimal{Unscaled: bigInt("20"), Scale: 1}}},
 			[]any{map[string]any{"d": dpsql.Decimal{Unscaled: bigInt("5"), Scale: 2}}},
 		}},
 		Tag: "SELECT 1",
@@ -307,8 +307,8 @@ func TestNestedValuesPrint(t *testing.T) {
 		f    Format
 		want string
 	}{
-		{FormatCSV, "s,m,l\n\"{'b': 1, 'we\"\"ird': x}\",\"{a=2.0, k=1.5}\",[{'d': 0.05}]\n"},
-		{FormatJSON, `[{"s":{"b":1,"we\"ird":"x"},"m":{"a":2.0,"k":1.5},"l":[{"d":0.05}]}]` + "\n"},
+		{FormatCSV, "s,m,l\n\"{'b': 1, 'we\"\"ird': x}\",\"{k=1.5, a=2.0}\",[{'d': 0.05}]\n"},
+		{FormatJSON, `[{"s":{"b":1,"we\"ird":"x"},"m":{"k":1.5,"a":2.0},"l":[{"d":0.05}]}]` + "\n"},
 	} {
 		var b bytes.Buffer
 		if err := writeResult(&b, c.f, r); err != nil {

@@ -18,7 +18,7 @@ func nestedText(v any, typ string) string { return backend.NestedText(v, typ, te
 // appendJSONObject writes a STRUCT or MAP value as a JSON object.
 func appendJSONObject(b *bytes.Buffer, v any, typ string) {
 	b.WriteByte('{')
-	es, isStruct := backend.Entries(v, typ, text)
+	es, isStruct := backend.Entries(v, typ)
 	kt, _ := backend.MapTypes(typ)
 	for i, e := range es {
 		if i > 0 {

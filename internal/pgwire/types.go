@@ -176,7 +176,7 @@ func textValue(v any, t pgType) (string, bool) {
 		return `\x` + hex.EncodeToString(x), true
 	case []any:
 		return formatArray(x, t), true
-	case map[string]any, map[any]any:
+	case map[string]any, backend.Map:
 		// A STRUCT or MAP (sent as text) as DuckDB and the dpsql command print it.
 		return backend.NestedText(x, t.sql, nestedValue), true
 	default:

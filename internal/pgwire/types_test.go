@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"testing"
 	"time"
+
+	"github.com/dpsql/dpsql/backend"
 )
 
 func TestTypeOf(t *testing.T) {
@@ -54,13 +56,15 @@ func TestTextValues(t *testing.T) {
 		{[]any{int64(1), int64(2), nil}, typeOf("BIGINT[]"), "{1,2,NULL}"},
 		{[]any{"a b", "", "x", `q"`, "null"}, typeOf("VARCHAR[]"), `{"a b","",x,"q\"","null"}`},
 		{[]byte{0xde, 0xad}, typeOf("BLOB"), `\xdead`},
-		// STRUCT and MAP values as DuckDB and the dpsql command print them: a STRUCT's fields
-		// in its type's order, a MAP's entries by key, whatever the keys' Go type (a MAP keyed
-		// by integers went out in Go's syntax, map[1:1.5], through encoding/json's fallback).
+		// STRUCT and MAP values as DuckDB casts them to VARCHAR: a STRUCT's fields in its
+		// type's order, a MAP's entries in order, whatever the keys' Go type (a MAP keyed by
+		// integers went out in Go's syntax, map[1:1.5], through encoding/json's fallback).
 		{map[string]any{"a": int64(1), "b": "x y"}, typeOf(`STRUCT("b" VARCHAR, "a" INTEGER)`), `{'b': x y, 'a': 1}`},
 		{map[string]any{"a": nil, "t": tm}, typeOf(`STRUCT(a DOUBLE, t TIMESTAMP)`), `{'a': NULL, 't': '2024-01-02 03:04:05'}`},
-		{map[any]any{int32(2): 2.5, int32(1): nil}, typeOf("MAP(INTEGER, DOUBLE)"), `{1=NULL, 2=2.5}`},
-		{map[any]any{"k": []any{int64(1), int64(2)}}, typeOf("MAP(VARCHAR, BIGINT[])"), `{k=[1, 2]}`},
+		{backend.Map{{Key: int32(2), Value: 2.5}, {Key: int32(1), Value: nil}}, typeOf("MAP(INTEGER, DOUBLE)"), `{2=2.5, 1=NULL}`},
+		{backend.Map{{Key: "k", Value: []any{int64(1), int64(2)}}}, typeOf("MAP(VARCHAR, BIGINT[])"), `{k=[1, 2]}`},
+		{backend.Map{{Key: "a", Value: "b=c"}}, typeOf("MAP(VARCHAR, VARCHAR)"), `{a='b=c'}`},
+		{backend.Map{{Key: "a=b", Value: "c"}}, typeOf("MAP(VARCHAR, VARCHAR)"), `{'a=b'=c}`},
 		{[]any{map[string]any{"a": int64(1)}, nil}, typeOf("STRUCT(a INTEGER)[]"), `{"{'a': 1}",NULL}`},
 	} {
 		if got, ok := textValue(tc.v, tc.t); !ok || got != tc.want {

@@ -802,10 +802,10 @@ func postProcessFailed(pos sqlerr.Pos, cost ledger.Budget, cause error) error {
 	if errors.As(cause, &coded) && len(coded.SQLState()) == 5 {
 		code = coded.SQLState()
 	}
-	return &sqlerr.Error{Code: code, Pos: pos, Cause: cause,
+	return &ChargedError{Charge: cost, Err: &sqlerr.Error{Code: code, Pos: pos, Cause: cause,
 		Msg: fmt.Sprintf("post-processing the released values failed; the query was charged %s: %s", cost, cleanDBMessage(cause.Error())),
 		Hint: "the expressions, HAVING, ORDER BY and LIMIT over the anonymized results run on the released (noisy) values only, so the cause is shown; " +
-			"make them total for any released value (TRY_CAST or a wider type, NULLIF for divisors, CASE guards) and run the query again, which is charged again"}
+			"make them total for any released value (TRY_CAST or a wider type, NULLIF for divisors, CASE guards) and run the query again, which is charged again"}}
 }
 
 func (e *Engine) failedAfterDataAt(pos sqlerr.Pos, cost ledger.Budget, cause error) error {
@@ -818,5 +818,16 @@ func (e *Engine) failedAfterDataAt(pos sqlerr.Pos, cost ledger.Budget, cause err
 		se.Msg += ": " + cause.Error()
 		se.Cause = cause
 	}
-	return se
+	return &ChargedError{Charge: cost, Err: se}
 }
+
+// ChargedError is the error of a statement that failed after its charge was recorded, with
+// what it spent (for a server's log of what each statement cost); Unwrap gives the error the
+// user is shown.
+type ChargedError struct {
+	Charge ledger.Budget
+	Err    error
+}
+
+func (e *ChargedError) Error() string { return e.Err.Error() }
+func (e *ChargedError) Unwrap() error { return e.Err }

@@ -117,7 +117,7 @@ func explainSummary(p *plan.Plan, cost fmt.Stringer) string {
 // data what its implicit bounds needed (from the options, the same whatever the cause), so
 // that a failure of the bounds can be understood without the cause being told.
 func withBoundsNeeds(err error, p *plan.Plan) error {
-	se, ok := err.(*sqlerr.Error)
+	se, ok := sqlerr.As(err)
 	if !ok {
 		return err
 	}

@@ -409,6 +409,10 @@ func (c *conn) logStatement(tag string, start time.Time, rows int, charge *ledge
 	ev := Event{Kind: EventStatement, User: c.user, Remote: c.remote, Tag: tag, Duration: time.Since(start), Rows: rows, Charge: charge}
 	if err != nil {
 		ev.Code, _, ev.Err = c.errorFields(err)
+		// A statement that failed after its charge still spent it: the log says so.
+		if ce := (*engine.ChargedError)(nil); errors.As(err, &ce) {
+			ev.Charge = &ce.Charge
+		}
 	}
 	c.s.log(ev)
 }

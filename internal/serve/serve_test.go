@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -192,10 +193,20 @@ func TestServeDuckDB(t *testing.T) {
 	if sqlState(err) != "42501" {
 		t.Errorf("analyst creating an account: %v", err)
 	}
+	// A query that fails after its charge (implicit bounds with no rows to estimate them from)
+	// is charged, and the log says what it spent, not cost=none (an outside review).
+	_, err = alice.Exec(ctx, `SELECT WITH ANONYMIZATION OPTIONS(epsilon = 0.25, delta = 1e-5, kappa = 1)
+		ANON_COUNT(*) FROM visits WHERE shop = 'nosuch'`)
+	if err == nil || !strings.Contains(err.Error(), "charged") {
+		t.Fatalf("implicit bounds over no rows: %v", err)
+	}
 	// The log: one line per statement, with its charge, never text or values.
 	log := ts.log.String()
 	if !strings.Contains(log, `statement analyst="alice"`) || !strings.Contains(log, "cost=epsilon=") || strings.Contains(log, "shop1") {
 		t.Errorf("log:\n%s", log)
+	}
+	if !regexp.MustCompile(`cost=epsilon=0.25,delta=1e-05 .* outcome=[0-9A-Z]{5}`).MatchString(log) {
+		t.Errorf("the failed, charged query is not logged with its charge:\n%s", log)
 	}
 }
 

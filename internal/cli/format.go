@@ -292,6 +292,8 @@ func formatTime(t time.Time, sqlType string) string {
 	switch {
 	case typ == "DATE":
 		return t.Format(time.DateOnly)
+	case backend.IsTimeTZ(typ):
+		return backend.TimeTZText(t)
 	case typ == "TIME" || strings.HasPrefix(typ, "TIME "):
 		return t.Format("15:04:05.999999999")
 	case typ == "TIMESTAMPTZ" || strings.Contains(typ, "WITH TIME ZONE"):

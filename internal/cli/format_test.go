@@ -319,3 +319,17 @@ func TestNestedValuesPrint(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeTZText: a TIMETZ value prints with its offset, as DuckDB prints it; without it,
+// 10:00:00+02 and 10:00:00+03, two groups, printed alike (an outside review).
+func TestTimeTZText(t *testing.T) {
+	for _, c := range []struct {
+		off  int
+		want string
+	}{{2 * 3600, "10:00:00+02"}, {3 * 3600, "10:00:00+03"}, {-(5*3600 + 30*60), "10:00:00-05:30"}} {
+		v := time.Date(1, 1, 1, 10, 0, 0, 0, time.FixedZone("", c.off))
+		if got := text(v, "TIMETZ"); got != c.want {
+			t.Errorf("TIMETZ at offset %d: %s, want %s", c.off, got, c.want)
+		}
+	}
+}

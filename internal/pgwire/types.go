@@ -227,6 +227,9 @@ func formatFloat(f float64, bits int) string {
 }
 
 func formatTime(x time.Time, t pgType) string {
+	if backend.IsTimeTZ(t.sql) {
+		return backend.TimeTZText(x) // sent as text, as PostgreSQL's timetz prints
+	}
 	oid := t.oid
 	if t.elem != 0 {
 		oid = t.elem

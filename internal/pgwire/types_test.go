@@ -53,6 +53,7 @@ func TestTextValues(t *testing.T) {
 		{tm, typeOf("DATE"), "2024-01-02"}, {tm, typeOf("TIMESTAMP"), "2024-01-02 03:04:05"},
 		{tm.Add(1500 * time.Microsecond), typeOf("TIMESTAMP"), "2024-01-02 03:04:05.0015"},
 		{tm, typeOf("TIMESTAMP WITH TIME ZONE"), "2024-01-02 03:04:05+00"}, {tm, typeOf("TIME"), "03:04:05"},
+		{time.Date(1, 1, 1, 10, 0, 0, 0, time.FixedZone("", 7200)), typeOf("TIMETZ"), "10:00:00+02"},
 		{[]any{int64(1), int64(2), nil}, typeOf("BIGINT[]"), "{1,2,NULL}"},
 		{[]any{"a b", "", "x", `q"`, "null"}, typeOf("VARCHAR[]"), `{"a b","",x,"q\"","null"}`},
 		{[]byte{0xde, 0xad}, typeOf("BLOB"), `\xdead`},

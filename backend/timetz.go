@@ -22,7 +22,11 @@ func TimeTZText(t time.Time) string {
 	if off < 0 {
 		sign, off = "-", -off
 	}
-	s := t.Format("15:04:05.999999") + fmt.Sprintf("%s%02d", sign, off/3600)
+	clock := t.Format("15:04:05.999999")
+	if t.YearDay() == 2 && clock == "00:00:00" {
+		clock = "24:00:00" // the driver gives 24:00:00 as the next day's midnight
+	}
+	s := clock + fmt.Sprintf("%s%02d", sign, off/3600)
 	if m, sec := off%3600/60, off%60; m != 0 || sec != 0 {
 		s += fmt.Sprintf(":%02d", m)
 		if sec != 0 {

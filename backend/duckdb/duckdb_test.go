@@ -813,7 +813,7 @@ func TestNestedTextAsDuckDB(t *testing.T) {
 		`['a,b', 'c', 'NULL', NULL, '', 'x\y', 'a\''b', '[1]', '{}', 'a(b)']`,
 		`[{'k': true}, NULL, {'k': false}]`, `{'d': 1.50::DECIMAL(3,2), 't': TIMESTAMP '2024-01-02 03:04:05', 'day': DATE '2024-01-02'}`,
 		`MAP {'k': ['a b', 'c']}`, `[[1, 2], [], NULL]`,
-		`[TIMETZ '10:00:00+02', TIMETZ '10:00:00.5-05:30', TIMETZ '23:59:59.999999+15:59']`,
+		`[TIMETZ '10:00:00+02', TIMETZ '10:00:00.5-05:30', TIMETZ '23:59:59.999999+15:59', TIMETZ '24:00:00+02', TIMETZ '00:00:00+02']`,
 	} {
 		rows, err := d.Query(context.Background(), "SELECT "+expr+", CAST("+expr+" AS VARCHAR)")
 		if err != nil {

@@ -324,6 +324,9 @@ func canonicalKeys(t *testing.T, d backend.Dialect, open openFunc) {
 	without, with = runPair(t, open, n, queries...)
 	for i, q := range queries[:len(nested)] {
 		for _, o := range []outcome{without[i], with[i]} {
+			if strings.Contains(q, " m AS k") && o.err != nil && o.err.Code == sqlerr.FeatureNotSupported && strings.Contains(o.err.Msg, "is not supported") {
+				continue // a key that holds a MAP is refused first (sqlgen.CheckKeyTypes)
+			}
 			if o.err == nil || o.err.Code != sqlerr.PrivacyViolation || !strings.Contains(o.err.Msg, "coarser than their spelling") {
 				t.Errorf("%s\nwant the refusal of unit-and-keys-compared-exactly, got\n%v (%+v)", q, o, o.err)
 			}

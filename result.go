@@ -26,3 +26,6 @@ type Decimal = backend.Decimal
 // Map is a MAP value in a Result (DuckDB): its entries, each a Key and a Value, in the order
 // DuckDB keeps them (two MAPs with the same entries in another order are different values).
 type Map = backend.Map
+
+// MapEntry is one entry of a Map.
+type MapEntry = backend.MapEntry

@@ -47,7 +47,7 @@
 // Rows have the columns and values the engine returns (dpsql.Result): int64, float64, string,
 // bool, time.Time, *big.Int (integers beyond int64, HUGEINT, exact NUMERIC sums), []any for
 // lists, map[string]any for STRUCT and dpsql.Map for MAP values (scan them into *any), nil
-// for NULL; a DECIMAL or other NUMERIC value (dpsql.Decimal), in a list too, is its exact
+// for NULL; a DECIMAL or other NUMERIC value (dpsql.Decimal), in a list, STRUCT or MAP too, is its exact
 // text, such as "12345678901234567.89", which scans into *string, *float64 (rounded), *any or
 // a BigInt when it is whole ("5.00"), but not into *int64 unless it has no point. ColumnType.DatabaseTypeName is the engine's type name (BIGINT, DOUBLE, VARCHAR,
 // ...). database/sql converts only its standard types when scanning: a *big.Int scans into

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math/big"
 	"path/filepath"
 	"reflect"
@@ -172,6 +173,15 @@ func TestValues(t *testing.T) {
 	}
 	if !reflect.DeepEqual(lst, []any{"0.50"}) || whole.Int.Int64() != 5 || back != "12345678901234567.890000000" {
 		t.Errorf("list %#v, whole %v, parameter %q", lst, whole.Int, back)
+	}
+	// In STRUCTs and MAPs too, and a MAP keeps DuckDB's order of its entries.
+	var st, m any
+	nested := open(t, ownerSetup(t, "CREATE TABLE nested OPTIONS(public=true) AS SELECT {'d': CAST('0.50' AS DECIMAL(9,2))} AS st, MAP {2: CAST('1.50' AS DECIMAL(4,2)), 1: NULL} AS m"))
+	if err := nested.QueryRow("SELECT st, m FROM nested").Scan(&st, &m); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(st, map[string]any{"d": "0.50"}) || fmt.Sprint(m) != "[{2 1.50} {1 <nil>}]" {
+		t.Errorf("struct %#v, map %#v", st, m)
 	}
 }
 

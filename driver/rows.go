@@ -60,9 +60,9 @@ func (r *rows) Next(dest []driver.Value) error {
 	return nil
 }
 
-// decimalsAsText is v with every dpsql.Decimal, in lists too, replaced by its exact text: a
-// standard driver value, which scans into *string, *float64 and *any, where a dpsql.Decimal
-// would scan into none of them.
+// decimalsAsText is v with every dpsql.Decimal, in lists, STRUCTs and MAPs too, replaced by
+// its exact text: a standard driver value, which scans into *string, *float64 and *any, where
+// a dpsql.Decimal would scan into none of them.
 func decimalsAsText(v any) any {
 	switch x := v.(type) {
 	case dpsql.Decimal:
@@ -71,6 +71,18 @@ func decimalsAsText(v any) any {
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = decimalsAsText(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = decimalsAsText(e)
+		}
+		return out
+	case dpsql.Map:
+		out := make(dpsql.Map, len(x))
+		for i, e := range x {
+			out[i] = dpsql.MapEntry{Key: decimalsAsText(e.Key), Value: decimalsAsText(e.Value)}
 		}
 		return out
 	}

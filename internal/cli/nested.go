@@ -7,10 +7,10 @@ import (
 )
 
 // Nested values (LIST, STRUCT, MAP) print as DuckDB casts them to VARCHAR: [a, 'b, c'],
-// {'b': 1, 'a': x} with a STRUCT's fields in the order of its type, and {k=1.5} for a MAP (the
-// driver gives a MAP as a Go map, which keeps no order: backend.Entries sorts it by key), with
-// strings quoted where DuckDB quotes them so that no two values print the same. In JSON a
-// STRUCT is an object with its fields in order, a MAP an object keyed by its keys' text.
+// {'b': 1, 'a': x} with a STRUCT's fields in the order of its type, and {k=1.5} for a MAP (its
+// entries in DuckDB's order, backend.Map), with strings quoted where DuckDB quotes them so
+// that no two values print the same. In JSON a STRUCT is an object with its fields in order,
+// a MAP an object keyed by its keys' text, in the map's order.
 
 // nestedText is a LIST, STRUCT or MAP value as DuckDB prints it.
 func nestedText(v any, typ string) string { return backend.NestedText(v, typ, text) }

@@ -333,3 +333,16 @@ func TestTimeTZText(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONTextEmbedded: a JSON value given as its text (a group key) is that JSON in the JSON
+// format: the key "1" a string, 1 a number; anything not valid JSON stays a string.
+func TestJSONTextEmbedded(t *testing.T) {
+	r := &dpsql.Result{Columns: []dpsql.Column{col("j", "JSON")}, Rows: [][]any{{`"1"`}, {"1"}, {`{"a": [1, "x"]}`}, {"null"}, {nil}, {"not json"}}, Tag: "SELECT 6"}
+	var b bytes.Buffer
+	if err := writeResult(&b, FormatJSON, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := `[{"j":"1"},{"j":1},{"j":{"a":[1,"x"]}},{"j":null},{"j":null},{"j":"not json"}]` + "\n"; b.String() != want {
+		t.Errorf("got %s want %s", b.String(), want)
+	}
+}

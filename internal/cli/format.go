@@ -667,14 +667,6 @@ func uniqueKeys(names []string) []string {
 }
 
 func appendJSON(b *bytes.Buffer, v any, sqlType string) {
-	// A JSON value given as its text (a group key: sqlgen.NormaliseKey) is that JSON.
-	if s, ok := v.(string); ok && strings.EqualFold(strings.TrimSpace(sqlType), "JSON") && json.Valid([]byte(s)) {
-		var c bytes.Buffer
-		if json.Compact(&c, []byte(s)) == nil {
-			b.Write(c.Bytes())
-			return
-		}
-	}
 	switch v := v.(type) {
 	case nil:
 		b.WriteString("null")

@@ -334,15 +334,17 @@ func TestTimeTZText(t *testing.T) {
 	}
 }
 
-// TestJSONTextEmbedded: a JSON value given as its text (a group key) is that JSON in the JSON
-// format: the key "1" a string, 1 a number; anything not valid JSON stays a string.
-func TestJSONTextEmbedded(t *testing.T) {
-	r := &dpsql.Result{Columns: []dpsql.Column{col("j", "JSON")}, Rows: [][]any{{`"1"`}, {"1"}, {`{"a": [1, "x"]}`}, {"null"}, {nil}, {"not json"}}, Tag: "SELECT 6"}
+// TestJSONTextAsString: a JSON value given as its text (a group key) is a JSON string holding
+// that text, so that the keys "1" and 1, {"a": 1} and {"a":1}, null and NULL, stay apart (an
+// outside review saw embedded or compacted texts merge) and a post-processed key, whose
+// column is text, prints the same.
+func TestJSONTextAsString(t *testing.T) {
+	r := &dpsql.Result{Columns: []dpsql.Column{col("j", "JSON")}, Rows: [][]any{{`"1"`}, {"1"}, {`{"a": 1}`}, {`{"a":1}`}, {"null"}, {nil}, {"NaN"}}, Tag: "SELECT 7"}
 	var b bytes.Buffer
 	if err := writeResult(&b, FormatJSON, r); err != nil {
 		t.Fatal(err)
 	}
-	if want := `[{"j":"1"},{"j":1},{"j":{"a":[1,"x"]}},{"j":null},{"j":null},{"j":"not json"}]` + "\n"; b.String() != want {
+	if want := `[{"j":"\"1\""},{"j":"1"},{"j":"{\"a\": 1}"},{"j":"{\"a\":1}"},{"j":"null"},{"j":null},{"j":"NaN"}]` + "\n"; b.String() != want {
 		t.Errorf("got %s want %s", b.String(), want)
 	}
 }

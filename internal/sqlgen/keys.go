@@ -119,7 +119,7 @@ func CheckKeyTypes(q *analyzer.Query, types []string, postProcessed bool) error 
 		if holdsMap(typ) && i < len(q.Keys) {
 			return sqlerr.New(q.Keys[i].Expr.Span().Start, sqlerr.FeatureNotSupported,
 				"a group key of type %s is not supported: a MAP cannot always be read back from the database (maps keyed by BLOB, UUID or BIT values, TIME '24:00:00' keys, very large maps), so whether the query worked would depend on the rows", typ).
-				WithHint("group by CAST(m AS VARCHAR), DuckDB's text of the map")
+				WithHint("group by CAST(%s AS VARCHAR), DuckDB's text of the value", ast.Format(q.Keys[i].Expr))
 		}
 	}
 	if !postProcessed {

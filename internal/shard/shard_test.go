@@ -210,3 +210,29 @@ func TestKeptShardsFollowRewrittenSchemas(t *testing.T) {
 		t.Errorf("units %v, want 20", got)
 	}
 }
+
+// TestJSONKeysOverFiles: a JSON group key over files (the distributed stage) comes back as its
+// text, as the local stage gives it: the keys 1 and "1", null and NULL, are four (an outside
+// review saw the coordinator cast them back to JSON, which the driver gives parsed).
+func TestJSONKeysOverFiles(t *testing.T) {
+	ctx := context.Background()
+	dir, gen := t.TempDir(), fileWriter(t)
+	for f := 0; f < 2; f++ {
+		sql := fmt.Sprintf(`COPY (SELECT i AS uid, CASE i %% 4 WHEN 0 THEN '1'::JSON WHEN 1 THEN '"1"'::JSON WHEN 2 THEN 'null'::JSON END AS j FROM range(%d, %d) r(i)) TO '%s/t-%d.parquet'`, 1000*f, 1000*f+400, dir, f)
+		if err := gen.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := analystOverFiles(t, dir)
+	res, err := e.Exec(ctx, `SELECT WITH ANONYMIZATION OPTIONS(epsilon=1e20, delta=0.99999, kappa=1) j, ANON_COUNT(DISTINCT uid) AS units FROM t GROUP BY j ORDER BY j`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []any
+	for _, r := range res[0].Rows {
+		keys = append(keys, r[0])
+	}
+	if got := fmt.Sprint(keys); got != `["1" 1 null <nil>]` {
+		t.Errorf("keys %s, want [\"1\" 1 null <nil>]", got)
+	}
+}

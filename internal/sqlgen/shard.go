@@ -191,7 +191,8 @@ func GroupsColumns(p *plan.Plan) []GroupsColumn {
 	var out []GroupsColumn
 	for i, k := range keyColumns(p) {
 		t := "VARCHAR"
-		if i < len(p.KeyTypes) && p.KeyTypes[i] != "" {
+		// A JSON key stays its text, as the local stage gives it (NormaliseKey).
+		if i < len(p.KeyTypes) && p.KeyTypes[i] != "" && !strings.EqualFold(strings.TrimSpace(p.KeyTypes[i]), "JSON") {
 			t = p.KeyTypes[i]
 		}
 		out = append(out, GroupsColumn{k, "VARCHAR", t})

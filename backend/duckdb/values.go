@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"sort"
 	"strings"
 
 	duckdbdrv "github.com/duckdb/duckdb-go/v2"
@@ -94,15 +93,6 @@ func convert(v any, typ string) any {
 		for i, k := range keys {
 			out[i] = backend.MapEntry{Key: convert(k, kt), Value: convert(vals[i], vt)}
 		}
-		return out
-	case duckdbdrv.Map:
-		// The driver's unordered form: entries sorted by key text, for the same text each time.
-		kt, vt := backend.MapTypes(typ)
-		out := make(backend.Map, 0, len(x))
-		for k, e := range x {
-			out = append(out, backend.MapEntry{Key: convert(k, kt), Value: convert(e, vt)})
-		}
-		sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i].Key) < fmt.Sprint(out[j].Key) })
 		return out
 	case duckdbdrv.Union:
 		return convert(x.Value, "")

@@ -59,10 +59,19 @@ func NormaliseKey(d backend.Dialect, x, typ string) string {
 	case "JSON":
 		// DuckDB groups JSON by its text, and its Go driver gives JSON back parsed, so that
 		// the texts 1 and "1", or null and NULL, would come back alike: the key goes out as
-		// its text.
+		// its text (StageKeyType).
 		return fmt.Sprintf("CAST(%s AS VARCHAR)", x)
 	}
 	return x
+}
+
+// StageKeyType is the type a DuckDB stage gives a key of database type typ once NormaliseKey
+// has normalised it: its own, but VARCHAR for JSON, which goes out as its text.
+func StageKeyType(typ string) string {
+	if strings.EqualFold(strings.TrimSpace(typ), "JSON") {
+		return "VARCHAR"
+	}
+	return typ
 }
 
 // NestsInexactValues reports whether a group key of database type typ nests values that the

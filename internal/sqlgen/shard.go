@@ -191,9 +191,8 @@ func GroupsColumns(p *plan.Plan) []GroupsColumn {
 	var out []GroupsColumn
 	for i, k := range keyColumns(p) {
 		t := "VARCHAR"
-		// A JSON key stays its text, as the local stage gives it (NormaliseKey).
-		if i < len(p.KeyTypes) && p.KeyTypes[i] != "" && !strings.EqualFold(strings.TrimSpace(p.KeyTypes[i]), "JSON") {
-			t = p.KeyTypes[i]
+		if i < len(p.KeyTypes) && p.KeyTypes[i] != "" {
+			t = StageKeyType(p.KeyTypes[i]) // the local stage's type
 		}
 		out = append(out, GroupsColumn{k, "VARCHAR", t})
 	}

@@ -465,6 +465,12 @@ func TestAnalystLockdown(t *testing.T) {
 		"SELECT 1; SELECT 2",
 		"EXPLAIN SELECT 1",
 		"CALL pragma_version()",
+		// Texts without a semicolon that start with SELECT or WITH skip the parse
+		// (plainSelect): the read-only transaction refuses their writes.
+		"WITH x AS (SELECT 1 AS a) INSERT INTO t SELECT a FROM x",
+		"with x as (select 2 as a) insert into t select a from x",
+		"select * from read_csv('data/secret.csv')",
+		"WITH x AS (SELECT 1) SELECT getenv('HOME')",
 	}
 	for _, q := range refused {
 		if _, err := d.Query(ctx, q); err == nil {
@@ -639,6 +645,7 @@ func TestAnalystCheckEndsItsTransaction(t *testing.T) {
 		{ctx, "SELEC 1"},
 		{ctx, "SELECT a / 0 FROM no_such_table"},
 		{ctx, "SELECT nextval('s')"},
+		{ctx, "WITH x AS (SELECT 1 AS a) INSERT INTO l SELECT a FROM x"},
 		{cancelled, "SELECT 1"},
 	}
 	for i, a := range attempts {
@@ -652,6 +659,60 @@ func TestAnalystCheckEndsItsTransaction(t *testing.T) {
 	rows, err := d.Query(ctx, "SELECT count(*) FROM l")
 	if err != nil || rows.Values[0][0] != int64(len(attempts)) {
 		t.Errorf("rows written by the transactions: %v, %v; want %d", rows, err, len(attempts))
+	}
+}
+
+// plainSelect texts skip DuckDB's parse of the analyst check; every other text takes it. A
+// plainSelect text that is not a SELECT still fails with ErrNotSingleSelect, and a semicolon
+// anywhere (even in a string) sends the text through the parse.
+func TestPlainSelect(t *testing.T) {
+	for text, want := range map[string]bool{
+		"SELECT 1":                             true,
+		"  \n\tselect 1":                       true,
+		"SELECT(1)":                            true,
+		"WITH x AS (SELECT 1) SELECT * FROM x": true,
+		"with recursive x AS (SELECT 1) SELECT * FROM x": true,
+		"SELECT 1;":              false,
+		"SELECT ';'":             false,
+		"SELECT 1; DROP TABLE t": false,
+		"SELECTED":               false,
+		"SELECT_1":               false,
+		"WITHIN":                 false,
+		"SELECT":                 false,
+		"/* c */ SELECT 1":       false,
+		"-- c\nSELECT 1":         false,
+		"(SELECT 1)":             false,
+		"FROM t":                 false,
+		"VALUES (1)":             false,
+		"EXPLAIN SELECT 1":       false,
+		"":                       false,
+	} {
+		if got := plainSelect(text); got != want {
+			t.Errorf("plainSelect(%q) = %v, want %v", text, got, want)
+		}
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "p.db")
+	o := open(t, path, Options{Mode: backend.Owner})
+	if err := o.Exec(ctx, "CREATE TABLE l (a BIGINT)"); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	d := open(t, path, Options{Mode: backend.Analyst})
+	for _, q := range []string{"WITH x AS (SELECT 1 AS a) INSERT INTO l SELECT a FROM x", "SELEC 1", "SELECT 1; SELECT 2"} {
+		if _, err := d.Query(ctx, q); !errors.Is(err, ErrNotSingleSelect) {
+			t.Errorf("Query(%q): %v, want ErrNotSingleSelect", q, err)
+		}
+		if err := d.Exec(ctx, q); !errors.Is(err, ErrNotSingleSelect) {
+			t.Errorf("Exec(%q): %v, want ErrNotSingleSelect", q, err)
+		}
+	}
+	if _, err := d.Query(ctx, "SELECT * FROM no_such_table"); err == nil || errors.Is(err, ErrNotSingleSelect) {
+		t.Errorf("a single SELECT that fails to bind: %v, want DuckDB's error alone", err)
+	}
+	rows, err := d.Query(ctx, "SELECT ';' AS s, count(*) AS n FROM l")
+	if err != nil || rows.Values[0][0] != ";" || rows.Values[0][1] != int64(0) {
+		t.Errorf("a SELECT with a semicolon in a string: %v, %v", rows, err)
 	}
 }
 

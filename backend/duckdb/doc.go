@@ -30,9 +30,11 @@
 // do not rule the join's values out: a damaged filter failed a join only when one person's
 // value, the group's maximum, exceeded the value joined (an outside review, 2026-11-30).
 //
-// Query and Exec then accept only text that DuckDB's parser reads as exactly one SELECT
-// statement (so "COMMIT; CREATE TABLE ..." cannot end the transaction below), and run it inside
-// BEGIN TRANSACTION READ ONLY, so nothing they run can write. Tx is read-write in both modes because the ledger must record spends; the
+// Query and Exec then accept only text that is exactly one SELECT statement (so "COMMIT;
+// CREATE TABLE ..." cannot end the transaction below), and run it inside BEGIN TRANSACTION
+// READ ONLY, so nothing they run can write. A text with no semicolon that starts with SELECT
+// or WITH is one statement by DuckDB's grammar and goes straight in (a WITH ... INSERT is
+// refused by the read-only transaction); any other text is first read by DuckDB's parser. Tx is read-write in both modes because the ledger must record spends; the
 // engine never passes analyst text to Tx.
 //
 // Views that the owner defines over files (CREATE VIEW v AS SELECT * FROM

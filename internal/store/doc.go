@@ -4,7 +4,9 @@
 //	dpsql.relations (name TEXT PRIMARY KEY, kind TEXT, privacy_unit TEXT)
 //	dpsql.budget    (one row, id = 1: is_set, unlimited, total and spent epsilon and delta,
 //	                 spends: a counter every spend increments, which serialises spends)
-//	dpsql.charges   (id BIGINT PRIMARY KEY, charged_at TIMESTAMP, epsilon, delta, query TEXT)
+//	dpsql.charges   (id BIGINT, charged_at TIMESTAMP, epsilon, delta, query TEXT, analyst TEXT;
+//	                 the id is the primary key on PostgreSQL, and has no index on DuckDB,
+//	                 whose checkpoints write a changed index whole: chargesTable)
 //	dpsql.domains   (relation, column_name, spec: the owner's public domains)
 //	dpsql.limits    (one row, id = 1: statement_timeout_ms, memory_limit_bytes; NULL: no
 //	                 limit; the owner's limits for analysts, ReadLimits and SetLimits)

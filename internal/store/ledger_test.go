@@ -233,3 +233,82 @@ func TestLedgerChargesRecorded(t *testing.T) {
 		t.Errorf("charge ids: %v, %v", rows, err)
 	}
 }
+
+// On DuckDB dpsql.charges has no index (its checkpoint after each charge rewrote the whole
+// index); a table an earlier dpsql made with a primary key is copied into one without when the
+// owner opens the database, every row kept in order, unless the database is read-only.
+func TestChargesWithoutIndexOnDuckDB(t *testing.T) {
+	ctx := context.Background()
+	primaryKeys := func(t *testing.T, q backend.Querier) int64 {
+		t.Helper()
+		rows, err := q.Query(ctx, `SELECT count(*) FROM duckdb_constraints()
+			WHERE schema_name = 'dpsql' AND table_name = 'charges' AND constraint_type = 'PRIMARY KEY'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows.Values[0][0].(int64)
+	}
+	path := filepath.Join(t.TempDir(), "c.db")
+	d := owner(t, path)
+	l := newLedger(t, d)
+	if n := primaryKeys(t, d); n != 0 {
+		t.Errorf("a new database's dpsql.charges has %d primary keys, want none", n)
+	}
+	if err := l.SetTotal(ctx, ledger.Budget{Epsilon: 10}, false); err != nil {
+		t.Fatal(err)
+	}
+	spend := func(t *testing.T, l *ledger.Ledger, query string) {
+		t.Helper()
+		sp, err := l.Prepare(ledger.Budget{Epsilon: 0.5}, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sp.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spend(t, l, "q1")
+	// The layout of an earlier dpsql: the id a primary key, charges of an account among them.
+	exec(t, d, `CREATE TABLE dpsql.old (id BIGINT PRIMARY KEY, charged_at TIMESTAMP NOT NULL,
+			epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, query TEXT NOT NULL, analyst TEXT)`,
+		`INSERT INTO dpsql.old SELECT * FROM dpsql.charges`,
+		`INSERT INTO dpsql.old VALUES (2, TIMESTAMP '2026-01-02 03:04:05', 0.25, 1e-7, 'q2', 'ann')`,
+		`DROP TABLE dpsql.charges`, `ALTER TABLE dpsql.old RENAME TO charges`)
+	d.Close()
+
+	ro := open(t, path, duckdb.Options{Mode: backend.Owner, ReadOnly: true})
+	if err := store.Init(ctx, ro); err != nil {
+		t.Fatalf("Init on a read-only database with the old layout: %v", err)
+	}
+	if n := primaryKeys(t, ro); n != 1 {
+		t.Errorf("the read-only database's primary keys: %d, want 1 (kept)", n)
+	}
+	ro.Close()
+
+	d = owner(t, path)
+	l = newLedger(t, d)
+	if n := primaryKeys(t, d); n != 0 {
+		t.Errorf("after the owner's Init: %d primary keys, want none", n)
+	}
+	spend(t, l, "q3")
+	charges, err := store.NewLedgerStore(d).Charges(ctx)
+	if err != nil || len(charges) != 3 {
+		t.Fatalf("charges after the copy: %+v, %v", charges, err)
+	}
+	for i, want := range []string{"q1", "q2", "q3"} {
+		if charges[i].Query != want {
+			t.Errorf("charge %d: %+v, want the query %s", i, charges[i], want)
+		}
+	}
+	if charges[1].Analyst != "ann" || charges[1].Cost != (ledger.Budget{Epsilon: 0.25, Delta: 1e-7}) ||
+		!charges[1].At.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) {
+		t.Errorf("the earlier charge after the copy: %+v", charges[1])
+	}
+	rows, err := d.Query(ctx, "SELECT list(id ORDER BY id) FROM dpsql.charges")
+	if err != nil || fmt.Sprint(rows.Values[0][0]) != "[1 2 3]" {
+		t.Errorf("ids after the copy: %v, %v", rows, err)
+	}
+	if err := store.Init(ctx, d); err != nil {
+		t.Errorf("a second Init: %v", err)
+	}
+}

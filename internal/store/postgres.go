@@ -299,7 +299,7 @@ func (st pgState) upToDate() bool {
 func initPostgres(ctx context.Context, b backend.Backend, st pgState) error {
 	err := b.Tx(ctx, func(q backend.Querier) error {
 		if !st.tables {
-			for _, s := range initStmts {
+			for _, s := range initStmts(backend.Postgres) {
 				if err := q.Exec(ctx, s); err != nil {
 					return err
 				}

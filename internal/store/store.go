@@ -27,38 +27,35 @@ var ErrOutdated = errors.New("the dpsql schema needs an upgrade by its owner")
 // for them.
 var tables = []string{"budget", "charges", "domains", "relations"}
 
-var initStmts = []string{
-	`CREATE SCHEMA IF NOT EXISTS dpsql`,
-	`CREATE TABLE IF NOT EXISTS dpsql.relations (
-		name TEXT PRIMARY KEY,
-		kind TEXT NOT NULL,
-		privacy_unit TEXT
-	)`,
-	`CREATE TABLE IF NOT EXISTS dpsql.budget (
-		id BIGINT PRIMARY KEY,
-		is_set BOOLEAN NOT NULL,
-		unlimited BOOLEAN NOT NULL,
-		total_epsilon DOUBLE PRECISION NOT NULL,
-		total_delta DOUBLE PRECISION NOT NULL,
-		spent_epsilon DOUBLE PRECISION NOT NULL,
-		spent_delta DOUBLE PRECISION NOT NULL,
-		spends BIGINT NOT NULL
-	)`,
-	`CREATE TABLE IF NOT EXISTS dpsql.charges (
-		id BIGINT PRIMARY KEY,
-		charged_at TIMESTAMP NOT NULL,
-		epsilon DOUBLE PRECISION NOT NULL,
-		delta DOUBLE PRECISION NOT NULL,
-		query TEXT NOT NULL
-	)`,
-	`CREATE TABLE IF NOT EXISTS dpsql.domains (
-		relation TEXT NOT NULL,
-		column_name TEXT NOT NULL,
-		spec TEXT NOT NULL,
-		PRIMARY KEY (relation, column_name)
-	)`,
-	`INSERT INTO dpsql.budget (id, is_set, unlimited, total_epsilon, total_delta, spent_epsilon, spent_delta, spends)
-		VALUES (1, FALSE, FALSE, 0, 0, 0, 0, 0) ON CONFLICT (id) DO NOTHING`,
+// initStmts creates dpsql's first tables on a database of dialect d.
+func initStmts(d backend.Dialect) []string {
+	return []string{
+		`CREATE SCHEMA IF NOT EXISTS dpsql`,
+		`CREATE TABLE IF NOT EXISTS dpsql.relations (
+			name TEXT PRIMARY KEY,
+			kind TEXT NOT NULL,
+			privacy_unit TEXT
+		)`,
+		`CREATE TABLE IF NOT EXISTS dpsql.budget (
+			id BIGINT PRIMARY KEY,
+			is_set BOOLEAN NOT NULL,
+			unlimited BOOLEAN NOT NULL,
+			total_epsilon DOUBLE PRECISION NOT NULL,
+			total_delta DOUBLE PRECISION NOT NULL,
+			spent_epsilon DOUBLE PRECISION NOT NULL,
+			spent_delta DOUBLE PRECISION NOT NULL,
+			spends BIGINT NOT NULL
+		)`,
+		chargesTable(d, "charges"),
+		`CREATE TABLE IF NOT EXISTS dpsql.domains (
+			relation TEXT NOT NULL,
+			column_name TEXT NOT NULL,
+			spec TEXT NOT NULL,
+			PRIMARY KEY (relation, column_name)
+		)`,
+		`INSERT INTO dpsql.budget (id, is_set, unlimited, total_epsilon, total_delta, spent_epsilon, spent_delta, spends)
+			VALUES (1, FALSE, FALSE, 0, 0, 0, 0, 0) ON CONFLICT (id) DO NOTHING`,
+	}
 }
 
 // Init creates the dpsql schema and its tables if they are missing, and on PostgreSQL the
@@ -92,10 +89,10 @@ func Init(ctx context.Context, b backend.Backend) error {
 		return err
 	}
 	if ok {
-		return installTotal(ctx, b)
+		return unindexCharges(ctx, b)
 	}
 	err = b.Tx(ctx, func(q backend.Querier) error {
-		for _, s := range append(append(append(append(initStmts, limitsStmts...), accountsStmts...), viewColumnsStmts...), filesReadStmts...) {
+		for _, s := range append(append(append(append(initStmts(backend.DuckDB), limitsStmts...), accountsStmts...), viewColumnsStmts...), filesReadStmts...) {
 			if err := q.Exec(ctx, s); err != nil {
 				return err
 			}
@@ -105,7 +102,63 @@ func Init(ctx context.Context, b backend.Backend) error {
 	if err != nil {
 		return fmt.Errorf("store: cannot create the dpsql schema (it must be created once by the owner on a writable database): %w", err)
 	}
-	return installTotal(ctx, b)
+	return unindexCharges(ctx, b)
+}
+
+// chargesTable is the DDL of the charges table named name. On PostgreSQL its id is the
+// primary key. On DuckDB it has no index: DuckDB writes a table's whole index again at every
+// checkpoint that follows a change to it, and the dpsql command checkpoints after each charge,
+// so with 10^5 charges each query of the command spent about 100 ms rewriting the index of
+// dpsql.charges (docs/benchmarks.md). Ids stay unique without it: spends are serialised by
+// their write of dpsql.budget, and each takes max(id)+1 in its transaction.
+func chargesTable(d backend.Dialect, name string) string {
+	id := "id BIGINT NOT NULL"
+	if d == backend.Postgres {
+		id = "id BIGINT PRIMARY KEY"
+	}
+	return `CREATE TABLE IF NOT EXISTS dpsql.` + name + ` (
+		` + id + `,
+		charged_at TIMESTAMP NOT NULL,
+		epsilon DOUBLE PRECISION NOT NULL,
+		delta DOUBLE PRECISION NOT NULL,
+		query TEXT NOT NULL
+	)`
+}
+
+// unindexCharges copies a DuckDB dpsql.charges that an earlier dpsql created with a primary
+// key into a table without one (chargesTable), in one transaction, keeping every row; a
+// read-only database keeps its index.
+func unindexCharges(ctx context.Context, b backend.Backend) error {
+	rows, err := b.Query(ctx, `SELECT
+		(SELECT count(*) FROM duckdb_constraints() WHERE database_name = current_database()
+			AND schema_name = 'dpsql' AND table_name = 'charges' AND constraint_type = 'PRIMARY KEY'),
+		(SELECT bool_or(readonly) FROM duckdb_databases() WHERE database_name = current_database())`)
+	if err != nil {
+		return fmt.Errorf("store: look for the index of dpsql.charges: %w", err)
+	}
+	n, err := asInt(rows.Values[0][0])
+	if err != nil || n == 0 || rows.Values[0][1] == true {
+		return err
+	}
+	err = b.Tx(ctx, func(q backend.Querier) error {
+		for _, s := range []string{
+			chargesTable(backend.DuckDB, "charges_unindexed"),
+			`ALTER TABLE dpsql.charges_unindexed ADD COLUMN analyst TEXT`,
+			`INSERT INTO dpsql.charges_unindexed (id, charged_at, epsilon, delta, query, analyst)
+				SELECT id, charged_at, epsilon, delta, query, analyst FROM dpsql.charges ORDER BY id`,
+			`DROP TABLE dpsql.charges`,
+			`ALTER TABLE dpsql.charges_unindexed RENAME TO charges`,
+		} {
+			if err := q.Exec(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: rebuild dpsql.charges without its index: %w", err)
+	}
+	return nil
 }
 
 // dialectOf is q's dialect when q says (backends and PostgreSQL transactions do), else

@@ -2,7 +2,10 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/dpsql/dpsql/backend"
@@ -43,5 +46,72 @@ func BenchmarkSpend(b *testing.B) {
 		if _, err := sp.Commit(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkSpendCheckpoint is a charge and the checkpoint that follows it (the dpsql command
+// checkpoints after each charge, beside the query, and waits for it at exit), on a ledger that
+// already holds DPSQL_BENCH_CHARGES charges (10^5 by default): /unindexed is dpsql.charges as
+// Init makes it on DuckDB, /indexed the table with the primary key an earlier dpsql gave it,
+// whose index DuckDB wrote whole at every checkpoint. docs/benchmarks.md, "Analyst statements
+// without DuckDB's parse".
+//
+//	go test -run '^$' -bench 'SpendCheckpoint' -benchtime 20x ./internal/store/
+func BenchmarkSpendCheckpoint(b *testing.B) {
+	ctx := context.Background()
+	charges := 100000
+	if s := os.Getenv("DPSQL_BENCH_CHARGES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			b.Fatalf("DPSQL_BENCH_CHARGES=%q: want a number of charges", s)
+		}
+		charges = n
+	}
+	for _, indexed := range []bool{false, true} {
+		name := "unindexed"
+		if indexed {
+			name = "indexed"
+		}
+		b.Run(name, func(b *testing.B) {
+			o, err := duckdb.Open(ctx, filepath.Join(b.TempDir(), "spend.db"), duckdb.Options{Mode: backend.Owner})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer o.Close()
+			if err := store.Init(ctx, o); err != nil {
+				b.Fatal(err)
+			}
+			l := ledger.New(store.NewLedgerStore(o))
+			if err := l.SetTotal(ctx, ledger.Budget{}, true); err != nil {
+				b.Fatal(err)
+			}
+			setup := []string{fmt.Sprintf(`INSERT INTO dpsql.charges (id, charged_at, epsilon, delta, query)
+				SELECT i + 1, TIMESTAMP '2026-01-01', 0.1, 1e-6, 'SELECT WITH ANONYMIZATION OPTIONS(epsilon=0.1) k, ANON_COUNT(*) FROM t GROUP BY k -- ' || i
+				FROM range(%d) r(i)`, charges)}
+			if indexed {
+				setup = append(setup, `CREATE TABLE dpsql.indexed (id BIGINT PRIMARY KEY, charged_at TIMESTAMP NOT NULL,
+					epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, query TEXT NOT NULL, analyst TEXT)`,
+					`INSERT INTO dpsql.indexed SELECT * FROM dpsql.charges`,
+					`DROP TABLE dpsql.charges`, `ALTER TABLE dpsql.indexed RENAME TO charges`)
+			}
+			for _, s := range append(setup, "CHECKPOINT") {
+				if err := o.Exec(ctx, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				sp, err := l.Prepare(ledger.Budget{Epsilon: 1, Delta: 1e-5}, "SELECT WITH ANONYMIZATION ...")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := sp.Commit(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if err := o.Exec(ctx, "CHECKPOINT"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -34,7 +34,9 @@
 // CREATE TABLE ..." cannot end the transaction below), and run it inside BEGIN TRANSACTION
 // READ ONLY, so nothing they run can write. A text with no semicolon that starts with SELECT
 // or WITH is one statement by DuckDB's grammar and goes straight in (a WITH ... INSERT is
-// refused by the read-only transaction); any other text is first read by DuckDB's parser. Tx is read-write in both modes because the ledger must record spends; the
+// refused by the read-only transaction), unless it names PIVOT (which DuckDB's parser turns
+// into a CREATE TYPE and a SELECT) or is not valid UTF-8; any other text is first read by
+// DuckDB's parser. Tx is read-write in both modes because the ledger must record spends; the
 // engine never passes analyst text to Tx.
 //
 // Views that the owner defines over files (CREATE VIEW v AS SELECT * FROM

@@ -311,4 +311,23 @@ func TestChargesWithoutIndexOnDuckDB(t *testing.T) {
 	if err := store.Init(ctx, d); err != nil {
 		t.Errorf("a second Init: %v", err)
 	}
+
+	// A copy that cannot be made (a table of the schema refers to the charges' ids) leaves the
+	// indexed table, and the database opens.
+	exec(t, d, `CREATE TABLE dpsql.old (id BIGINT PRIMARY KEY, charged_at TIMESTAMP NOT NULL,
+			epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, query TEXT NOT NULL, analyst TEXT)`,
+		`INSERT INTO dpsql.old SELECT * FROM dpsql.charges`,
+		`DROP TABLE dpsql.charges`, `ALTER TABLE dpsql.old RENAME TO charges`,
+		`CREATE TABLE dpsql.audit_notes (charge BIGINT REFERENCES dpsql.charges (id), note TEXT)`,
+		`INSERT INTO dpsql.audit_notes VALUES (2, 'checked')`)
+	d.Close()
+	d = owner(t, path)
+	l = newLedger(t, d)
+	if n := primaryKeys(t, d); n != 1 {
+		t.Errorf("with a reference to the charges: %d primary keys, want 1 (kept)", n)
+	}
+	spend(t, l, "q4")
+	if charges, err := store.NewLedgerStore(d).Charges(ctx); err != nil || len(charges) != 4 {
+		t.Errorf("charges with the index kept: %+v, %v", charges, err)
+	}
 }

@@ -61,8 +61,9 @@ func initStmts(d backend.Dialect) []string {
 // Init creates the dpsql schema and its tables if they are missing, and on PostgreSQL the
 // total helper functions that analysts' expressions over private rows call (total.go). It is
 // idempotent, and
-// writes nothing when they exist (so it succeeds on an initialised read-only database). On a
-// database that cannot be written it returns an error that says so.
+// writes nothing when they exist (so it succeeds on an initialised read-only database), but
+// for copying a DuckDB ledger an earlier dpsql indexed into one without the index
+// (unindexCharges). On a database that cannot be written it returns an error that says so.
 //
 // On PostgreSQL it also creates the functions dpsql.spend and dpsql.fits and keeps the schema's
 // rights as the role set-up needs them (see initPostgres); it upgrades a database an earlier
@@ -128,7 +129,7 @@ func chargesTable(d backend.Dialect, name string) string {
 // unindexCharges copies a DuckDB dpsql.charges that an earlier dpsql created with a primary
 // key into a table without one (chargesTable), in one transaction, keeping every row; a
 // read-only database keeps its index. The index costs only time, so a copy that fails (the
-// owner's own table referring to the charges' ids, say) leaves the table as it was and the
+// a table of the dpsql schema referring to the charges' ids, say) leaves the table as it was and the
 // database opens all the same.
 func unindexCharges(ctx context.Context, b backend.Backend) error {
 	rows, err := b.Query(ctx, `SELECT

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/dpsql/dpsql/backend"
 	"github.com/dpsql/dpsql/sqlerr"
@@ -119,7 +120,20 @@ func (e *PlanNotShownError) Error() string {
 // the unit from, and a UNION ALL of two relations takes one collation for both branches: each
 // relation's unit must compare by its bytes on its own.
 func checkUnitsExact(ctx context.Context, q backend.Querier, relations []*table, units []string) error {
-	if dialectOf(q) != backend.DuckDB || len(relations) == 0 {
+	if dialectOf(q) != backend.DuckDB {
+		return nil
+	}
+	// Only text is compared by a collation: a unit of another type needs no plan (a database
+	// of 200 private tables spent 39 ms of every session's start on these plans).
+	var texts []*table
+	var textUnits []string
+	for i, r := range relations {
+		if collatable(r, units[i]) {
+			texts, textUnits = append(texts, r), append(textUnits, units[i])
+		}
+	}
+	relations, units = texts, textUnits
+	if len(relations) == 0 {
 		return nil
 	}
 	queries := make([]string, len(relations))
@@ -143,4 +157,28 @@ func checkUnitsExact(ctx context.Context, q backend.Querier, relations []*table,
 		}
 	}
 	return nil
+}
+
+// collatable reports whether column unit of r may be compared by a collation: unless its type
+// is one of DuckDB's scalar types that are not text (whose comparisons no collation changes),
+// it may, as may a column r does not list.
+func collatable(r *table, unit string) bool {
+	for _, c := range r.columns {
+		if c.Name != unit {
+			continue
+		}
+		t := strings.ToUpper(strings.TrimSpace(c.Type))
+		if i := strings.IndexByte(t, '('); i >= 0 {
+			t = strings.TrimSpace(t[:i]) // DECIMAL(18,3)
+		}
+		switch t {
+		case "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+			"UBIGINT", "UHUGEINT", "DECIMAL", "FLOAT", "DOUBLE", "BOOLEAN", "DATE", "TIME", "TIMESTAMP",
+			"TIMESTAMP WITH TIME ZONE", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS", "TIME WITH TIME ZONE",
+			"INTERVAL", "UUID", "BLOB", "BIT":
+			return false
+		}
+		return true
+	}
+	return true
 }

@@ -191,3 +191,117 @@ func ownerInMemory(t *testing.T) *duckdb.DB {
 	}
 	return d
 }
+
+// planCounter counts the plans a Querier is asked to serialize, and the statements that read
+// duckdb_columns().
+type planCounter struct {
+	backend.Querier
+	plans, columnReads int
+}
+
+func (p *planCounter) Query(ctx context.Context, query string, args ...any) (*backend.Rows, error) {
+	p.plans += strings.Count(query, "json_serialize_plan(")
+	p.columnReads += strings.Count(query, "duckdb_columns()")
+	return p.Querier.Query(ctx, query, args...)
+}
+
+// Only a text unit can be compared by a collation: loading the catalog asks DuckDB for the
+// plan of the units of text type only, and still refuses a collated one.
+func TestUnitPlansForTextOnly(t *testing.T) {
+	ctx := context.Background()
+	d := ownerInMemory(t)
+	for _, s := range []string{
+		`CREATE TABLE ints (uid BIGINT, x INTEGER)`,
+		`CREATE TABLE decs (uid DECIMAL(18,3), x INTEGER)`,
+		`CREATE TABLE texts (uid VARCHAR, x INTEGER)`,
+		`CREATE TABLE nocase (uid VARCHAR, x INTEGER)`,
+	} {
+		if err := d.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	for _, r := range []string{"ints", "decs", "texts", "nocase"} {
+		if err := SetPrivate(ctx, d, r, "uid"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pc := &planCounter{Querier: d}
+	if _, err := LoadCatalog(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	if pc.plans != 2 {
+		t.Errorf("plans serialized to load the catalog: %d, want 2 (the text units)", pc.plans)
+	}
+	if err := d.Exec(ctx, `ALTER TABLE nocase ALTER uid SET DATA TYPE VARCHAR COLLATE NOCASE`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCatalog(ctx, d); err == nil || !strings.Contains(err.Error(), "nocase.uid") {
+		t.Errorf("LoadCatalog with a collated text unit: %v, want the collation refused", err)
+	}
+}
+
+// Past columnsReadAt declared relations, the columns of base tables come from one scan of
+// duckdb_columns() instead of one pragma_table_info each: the catalog is the same either way,
+// types, defaults and generated columns (computed) included.
+func TestBaseColumnsReadEitherWay(t *testing.T) {
+	ctx := context.Background()
+	d := ownerInMemory(t)
+	stmts := []string{
+		`CREATE TYPE mood AS ENUM ('a', 'b')`,
+		`CREATE SCHEMA s`,
+		`CREATE TABLE s."Odd T" (uid BIGINT DEFAULT 7, g DOUBLE GENERATED ALWAYS AS (CAST(uid AS DOUBLE)), m mood,
+			d DECIMAL(18,3), l INTEGER[], st STRUCT(a VARCHAR, b MAP(VARCHAR, INTEGER)), ts TIMESTAMPTZ)`,
+		`CREATE VIEW vv AS SELECT uid, g * 1.5 AS h FROM s."Odd T"`,
+	}
+	for i := 0; i < 20; i++ {
+		stmts = append(stmts, fmt.Sprintf(`CREATE TABLE t%d (uid VARCHAR, k INTEGER, v DOUBLE)`, i))
+	}
+	for _, s := range stmts {
+		if err := d.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	for _, r := range []string{"s.Odd T", "vv"} {
+		if err := SetPrivate(ctx, d, r, "uid"); err != nil {
+			t.Fatalf("SetPrivate(%s): %v", r, err)
+		}
+	}
+	for i := 0; i < 20; i++ {
+		if err := SetPrivate(ctx, d, fmt.Sprintf("t%d", i), "uid"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func(n int) { columnsReadAt = n }(columnsReadAt)
+	load := func(at int) string {
+		columnsReadAt = at
+		pc := &planCounter{Querier: d}
+		read := readPolicyDuckDB(ctx, pc)
+		if read == nil {
+			t.Fatalf("readPolicyDuckDB with columnsReadAt = %d fell back", at)
+		}
+		if want := map[bool]int{true: 1, false: 0}[at < 22]; pc.columnReads != want {
+			t.Errorf("columnsReadAt = %d: %d reads of duckdb_columns(), want %d", at, pc.columnReads, want)
+		}
+		c, err := LoadCatalog(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, key := range []string{`s."Odd T"`, "s.odd t", "vv", "t0", "t19"} {
+			if tb := read.tables[strings.ToLower(strings.ReplaceAll(key, `"`, ""))]; tb != nil {
+				out = append(out, fmt.Sprintf("%s %v %v %+v", tb.name, tb.view, tb.computed, tb.columns))
+			}
+		}
+		for _, rel := range c.Relations() {
+			out = append(out, fmt.Sprintf("%+v", *rel))
+		}
+		return fmt.Sprint(out)
+	}
+	pragma, columns := load(1000), load(0)
+	if pragma != columns {
+		t.Errorf("catalog through pragma_table_info:\n%s\nthrough duckdb_columns():\n%s", pragma, columns)
+	}
+	if !strings.Contains(columns, "true") || !strings.Contains(columns, "DECIMAL(18,3)") {
+		t.Errorf("the catalog lacks the computed table or its types: %s", columns)
+	}
+}

@@ -3,7 +3,9 @@
 //
 //	dpsql.relations (name TEXT PRIMARY KEY, kind TEXT, privacy_unit TEXT)
 //	dpsql.budget    (one row, id = 1: is_set, unlimited, total and spent epsilon and delta,
-//	                 spends: a counter every spend increments, which serialises spends)
+//	                 spends: a counter every spend, change of the total and change of an
+//	                 account increments on DuckDB, which finds write conflicts column by
+//	                 column: so any two of them conflict, and one runs again)
 //	dpsql.charges   (id BIGINT, charged_at TIMESTAMP, epsilon, delta, query TEXT, analyst TEXT;
 //	                 the id is the primary key on PostgreSQL, and has no index on DuckDB,
 //	                 whose checkpoints write a changed index whole: chargesTable)

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -329,5 +330,156 @@ func TestChargesWithoutIndexOnDuckDB(t *testing.T) {
 	spend(t, l, "q4")
 	if charges, err := store.NewLedgerStore(d).Charges(ctx); err != nil || len(charges) != 4 {
 		t.Errorf("charges with the index kept: %+v, %v", charges, err)
+	}
+}
+
+// The copy of an indexed ledger keeps the charges another DB of the same file commits while
+// it runs (an outside review: without the copy's write of the budget row they were lost,
+// since DuckDB lets a table be dropped after rows were added to it).
+func TestChargesCopyKeepsConcurrentSpends(t *testing.T) {
+	ctx := context.Background()
+	for round := 0; round < 3; round++ {
+		path := filepath.Join(t.TempDir(), "c.db")
+		a := owner(t, path)
+		l := newLedger(t, a)
+		if err := l.SetTotal(ctx, ledger.Budget{}, true); err != nil {
+			t.Fatal(err)
+		}
+		exec(t, a, `DROP TABLE dpsql.charges`,
+			`CREATE TABLE dpsql.charges (id BIGINT PRIMARY KEY, charged_at TIMESTAMP NOT NULL,
+				epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, query TEXT NOT NULL, analyst TEXT)`,
+			`INSERT INTO dpsql.charges SELECT i + 1, TIMESTAMP '2026-01-01', 0.1, 0, 'old ' || i, NULL FROM range(50000) r(i)`,
+			`UPDATE dpsql.budget SET spends = 50000`)
+		b := owner(t, path)
+		lb := ledger.New(store.NewLedgerStore(b))
+		done := make(chan struct{})
+		spent := make(chan int)
+		go func() {
+			n := 0
+			for {
+				select {
+				case <-done:
+					spent <- n
+					return
+				default:
+				}
+				sp, err := lb.Prepare(ledger.Budget{Epsilon: 0.01}, "during")
+				if err != nil {
+					t.Error(err)
+				} else if _, err := sp.Commit(ctx); err == nil {
+					n++
+				}
+			}
+		}()
+		if err := store.Init(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		close(done)
+		n := <-spent
+		rows, err := a.Query(ctx, `SELECT (SELECT count(*) FROM dpsql.charges), (SELECT count(DISTINCT id) FROM dpsql.charges),
+			(SELECT spends FROM dpsql.budget)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(50000 + n); rows.Values[0][0] != want || rows.Values[0][1] != want || rows.Values[0][2] != want {
+			t.Errorf("round %d: %d spends committed during Init; charges, distinct ids, spends = %v, want %d each",
+				round, n, rows.Values[0], want)
+		}
+		a.Close()
+		b.Close()
+	}
+}
+
+// ownersSpending opens a database of two owner DBs of one file (one DuckDB instance), with a
+// total of 10 and an account ann allowed 10, and returns them and a spend of epsilon 2 by ann
+// through the second DB.
+func ownersSpending(t *testing.T) (a, b *duckdb.DB, spend func() error) {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	a = owner(t, path)
+	if err := newLedger(t, a).SetTotal(ctx, ledger.Budget{Epsilon: 10}, false); err != nil {
+		t.Fatal(err)
+	}
+	ten := 10.0
+	if err := a.Tx(ctx, func(q backend.Querier) error {
+		return store.CreateAnalyst(ctx, q, store.Analyst{Name: "ann", Verifier: verifier(t, "s3cret"), AllowanceEpsilon: &ten})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b = owner(t, path)
+	lb := ledger.New(store.NewLedgerStore(b)).For("ann")
+	return a, b, func() error {
+		sp, err := lb.Prepare(ledger.Budget{Epsilon: 2}, "ann's query")
+		if err != nil {
+			return err
+		}
+		_, err = sp.Commit(ctx)
+		return err
+	}
+}
+
+// A change of the total and a spend by two DBs of one file never both commit when the change
+// was checked against what the spend had not yet spent: DuckDB finds write conflicts column
+// by column, and the total (checked not to go below what was spent) was written in other
+// columns than the spend's, so the total 1 was committed beside a spend of 2.
+func TestSetTotalConflictsWithASpend(t *testing.T) {
+	ctx := context.Background()
+	a, _, spend := ownersSpending(t)
+	attempts := 0
+	_, err := store.NewLedgerStore(a).SetTotal(ctx, ledger.Budget{Epsilon: 1}, false, func(st ledger.Status) error {
+		attempts++
+		if attempts == 1 {
+			// The spend commits after the change read the status, before it writes.
+			if err := spend(); err != nil {
+				t.Errorf("the spend: %v", err)
+			}
+		}
+		if ledger.BelowSpent(ledger.Budget{Epsilon: 1}, st.Spent) {
+			return errors.New("below what was spent")
+		}
+		return nil
+	})
+	st, serr := ledger.New(store.NewLedgerStore(a)).Status(ctx)
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	if err == nil || st.Total.Epsilon != 10 || st.Spent.Epsilon != 2 || attempts < 2 {
+		t.Errorf("SetTotal: %v after %d attempts; total %g, spent %g; want it refused on its second attempt, total 10 and spent 2",
+			err, attempts, st.Total.Epsilon, st.Spent.Epsilon)
+	}
+}
+
+// The same for a change of an account's allowance (ALTER ANALYST), checked against what the
+// account spent, and a spend of the account.
+func TestAllowanceConflictsWithASpend(t *testing.T) {
+	ctx := context.Background()
+	a, _, spend := ownersSpending(t)
+	attempts := 0
+	one := 1.0
+	err := a.Tx(ctx, func(q backend.Querier) error {
+		attempts++
+		ann, _, err := store.LookupAnalyst(ctx, q, "ann")
+		if err != nil {
+			return err
+		}
+		if attempts == 1 {
+			if err := spend(); err != nil {
+				t.Errorf("the spend: %v", err)
+			}
+		}
+		if ledger.BelowSpent(ledger.Budget{Epsilon: 1}, ann.Spent) {
+			return errors.New("below what was spent")
+		}
+		ann.AllowanceEpsilon = &one
+		return store.UpdateAnalyst(ctx, q, ann)
+	})
+	ann, _, lerr := store.LookupAnalyst(ctx, a, "ann")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if err == nil || ann.AllowanceEpsilon == nil || *ann.AllowanceEpsilon != 10 || ann.Spent.Epsilon != 2 || attempts < 2 {
+		t.Errorf("ALTER ANALYST: %v after %d attempts; allowance %v, spent %g; want it refused on its second attempt, allowance 10 and spent 2",
+			err, attempts, ann.AllowanceEpsilon, ann.Spent.Epsilon)
 	}
 }

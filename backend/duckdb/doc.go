@@ -36,7 +36,10 @@
 // or WITH is one statement by DuckDB's grammar and goes straight in (a WITH ... INSERT is
 // refused by the read-only transaction), unless it names PIVOT (which DuckDB's parser turns
 // into a CREATE TYPE and a SELECT) or is not valid UTF-8; any other text is first read by
-// DuckDB's parser. Tx is read-write in both modes because the ledger must record spends; the
+// DuckDB's parser. A text that calls one of DuckDB's table functions that change or read the
+// whole instance's state from a SELECT (enable_logging, duckdb_logs, enable_peg_parser,
+// enable_profiling and their kin, which the locked configuration does not stop) is refused
+// (ErrInstanceFunction). Tx is read-write in both modes because the ledger must record spends; the
 // engine never passes analyst text to Tx.
 //
 // Views that the owner defines over files (CREATE VIEW v AS SELECT * FROM

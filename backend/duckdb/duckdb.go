@@ -347,6 +347,63 @@ func (d *DB) BecomeAnalyst(ctx context.Context) error {
 // not exactly one SELECT statement.
 var ErrNotSingleSelect = errors.New("analyst connections run exactly one SELECT statement")
 
+// ErrInstanceFunction is wrapped by the error of an analyst-mode Query or Exec whose text
+// names one of DuckDB's table functions that change or read the state of the whole instance
+// from a SELECT, past the locked configuration and the read-only transaction (an outside
+// review: enable_logging('QueryLog') let one connection read every other's statements in
+// duckdb_logs(); enable_peg_parser() changed the parser of every connection).
+var ErrInstanceFunction = errors.New("analyst connections do not call DuckDB's functions that change or read the whole instance's state")
+
+// instanceFunctions are the names ErrInstanceFunction refuses where a text calls them: the
+// name in any case, then "(" after any white space, comments and a closing quote (a call
+// spelled in a string literal is refused too: the check reads text, never data).
+var instanceFunctions = []string{
+	"enable_logging", "disable_logging", "truncate_duckdb_logs", "duckdb_logs",
+	"enable_peg_parser", "disable_peg_parser", "check_peg_parser",
+	"enable_profiling", "disable_profiling",
+}
+
+// instanceFunction returns the first of instanceFunctions that query calls, or "".
+func instanceFunction(query string) string {
+	for _, f := range instanceFunctions {
+		for i := 0; i+len(f) <= len(query); i++ {
+			if strings.EqualFold(query[i:i+len(f)], f) && calledAt(query[i+len(f):]) {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// calledAt reports whether rest, the text after a name, opens its arguments: "(" after any
+// white space, comments and quotes.
+func calledAt(rest string) bool {
+	for {
+		switch {
+		case rest == "":
+			return false
+		case rest[0] == '(':
+			return true
+		case rest[0] == '"' || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r' || rest[0] == '\f' || rest[0] == '\v':
+			rest = rest[1:]
+		case strings.HasPrefix(rest, "--"):
+			i := strings.IndexByte(rest, '\n')
+			if i < 0 {
+				return false
+			}
+			rest = rest[i+1:]
+		case strings.HasPrefix(rest, "/*"):
+			i := strings.Index(rest, "*/")
+			if i < 0 {
+				return false
+			}
+			rest = rest[i+2:]
+		default:
+			return false
+		}
+	}
+}
+
 // Query runs one statement and reads all its rows. In analyst mode the text must be exactly
 // one SELECT statement (else the error wraps ErrNotSingleSelect) and runs inside a read-only
 // transaction. Cancelling ctx interrupts the statement; the error then wraps ctx.Err().
@@ -403,6 +460,9 @@ func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 // (docs/benchmarks.md). When such a text fails, the parse runs after all, so that a text that
 // is not a single SELECT still fails with ErrNotSingleSelect.
 func (d *DB) readOnly(ctx context.Context, query string, fn func(*sql.Conn) error) error {
+	if f := instanceFunction(query); f != "" {
+		return fmt.Errorf("duckdb: %w: %s", ErrInstanceFunction, f)
+	}
 	c, err := d.db.Conn(ctx)
 	if err != nil {
 		return wrap(ctx, err)

@@ -744,6 +744,26 @@ func TestPlainSelect(t *testing.T) {
 	if _, err := d.Query(ctx, "SELECT * FROM no_such_table"); err == nil || errors.Is(err, ErrNotSingleSelect) {
 		t.Errorf("a single SELECT that fails to bind: %v, want DuckDB's error alone", err)
 	}
+	// DuckDB's table functions that change or read the whole instance from a SELECT (an
+	// outside review), however they are spelled.
+	for _, q := range []string{
+		"SELECT * FROM enable_logging('QueryLog')", "SELECT * FROM main.ENABLE_LOGGING('QueryLog')",
+		`SELECT * FROM "enable_logging"('QueryLog')`, "SELECT * FROM duckdb_logs()", "SELECT * FROM truncate_duckdb_logs()",
+		"SELECT * FROM enable_peg_parser()", "WITH x AS (SELECT 1) SELECT * FROM disable_peg_parser()",
+		"SELECT * FROM enable_profiling()", "SELECT * FROM enable_logging('QueryLog'); SELECT 1",
+		"SELECT * FROM enable_logging /* c */ -- c\n ('QueryLog')", `SELECT * FROM "Enable_Logging" ( 'QueryLog')`,
+	} {
+		if _, err := d.Query(ctx, q); !errors.Is(err, ErrInstanceFunction) {
+			t.Errorf("Query(%q): %v, want ErrInstanceFunction", q, err)
+		}
+		if err := d.Exec(ctx, q); !errors.Is(err, ErrInstanceFunction) {
+			t.Errorf("Exec(%q): %v, want ErrInstanceFunction", q, err)
+		}
+	}
+	settings, err := d.Query(ctx, "SELECT current_setting('enable_logging'), current_setting('allow_parser_override_extension')")
+	if err != nil || fmt.Sprint(settings.Values) != "[[0 DEFAULT]]" {
+		t.Errorf("the instance's logging and parser after the refusals: %v, %v", settings, err)
+	}
 	rows, err := d.Query(ctx, "SELECT ';' AS s, count(*) AS n FROM l")
 	if err != nil || rows.Values[0][0] != ";" || rows.Values[0][1] != int64(1) {
 		t.Errorf("a SELECT with a semicolon in a string: %v, %v", rows, err)

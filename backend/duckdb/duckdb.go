@@ -348,56 +348,144 @@ func (d *DB) BecomeAnalyst(ctx context.Context) error {
 var ErrNotSingleSelect = errors.New("analyst connections run exactly one SELECT statement")
 
 // ErrInstanceFunction is wrapped by the error of an analyst-mode Query or Exec whose text
-// names one of DuckDB's table functions that change or read the state of the whole instance
-// from a SELECT, past the locked configuration and the read-only transaction (an outside
-// review: enable_logging('QueryLog') let one connection read every other's statements in
-// duckdb_logs(); enable_peg_parser() changed the parser of every connection).
-var ErrInstanceFunction = errors.New("analyst connections do not call DuckDB's functions that change or read the whole instance's state")
+// calls one of DuckDB's table functions that change or read the state of the whole instance
+// from a SELECT, past the locked configuration and the read-only transaction, or that run SQL
+// built from strings (outside reviews: enable_logging('QueryLog') let one connection read
+// every other's statements in duckdb_logs(); enable_peg_parser() changed the parser of every
+// connection; query() and json_execute_serialized_sql() ran such calls spelled in strings).
+var ErrInstanceFunction = errors.New("analyst connections do not call DuckDB's functions that change or read the whole instance's state, or run SQL built from strings")
 
-// instanceFunctions are the names ErrInstanceFunction refuses where a text calls them: the
-// name in any case, then "(" after any white space, comments and a closing quote (a call
-// spelled in a string literal is refused too: the check reads text, never data).
-var instanceFunctions = []string{
-	"enable_logging", "disable_logging", "truncate_duckdb_logs", "duckdb_logs",
-	"enable_peg_parser", "disable_peg_parser", "check_peg_parser",
-	"enable_profiling", "disable_profiling",
+// instanceFunctions are the functions ErrInstanceFunction refuses (lower case). The engine
+// never calls them.
+var instanceFunctions = map[string]bool{
+	"enable_logging": true, "disable_logging": true, "truncate_duckdb_logs": true,
+	"duckdb_logs": true, "duckdb_logs_parsed": true, "duckdb_log_contexts": true,
+	"enable_peg_parser": true, "disable_peg_parser": true, "check_peg_parser": true,
+	"enable_profiling": true, "disable_profiling": true, "checkpoint": true, "force_checkpoint": true,
+	"query": true, "query_table": true, "json_execute_serialized_sql": true,
 }
 
-// instanceFunction returns the first of instanceFunctions that query calls, or "".
+// instanceFunction returns the first of instanceFunctions that query calls, or "": a name
+// (bare or double-quoted, in any case) followed by "(" after any white space and comments. It
+// reads the text as DuckDB's lexer does where it matters: string literals ('...' with ”,
+// E'...' with backslash escapes, $tag$...$tag$) and comments (--, nested /* */) are skipped,
+// so a name in a literal is no call, and a call cannot hide behind a comment.
 func instanceFunction(query string) string {
-	for _, f := range instanceFunctions {
-		for i := 0; i+len(f) <= len(query); i++ {
-			if strings.EqualFold(query[i:i+len(f)], f) && calledAt(query[i+len(f):]) {
-				return f
+	s := query
+	for len(s) > 0 {
+		c := s[0]
+		switch {
+		case c == '\'':
+			s = skipQuoted(s[1:], '\'', false)
+		case (c == 'e' || c == 'E') && len(s) > 1 && s[1] == '\'':
+			s = skipQuoted(s[2:], '\'', true)
+		case c == '$':
+			s = skipDollarQuoted(s)
+		case strings.HasPrefix(s, "--") || strings.HasPrefix(s, "/*"):
+			s = skipComment(s)
+		case c == '"':
+			end := strings.IndexByte(s[1:], '"')
+			if end < 0 {
+				return ""
+			}
+			name, rest := s[1:1+end], s[2+end:]
+			if instanceFunctions[strings.ToLower(name)] && opensCall(rest) {
+				return strings.ToLower(name)
+			}
+			s = rest
+		case identifierByte(c) && !('0' <= c && c <= '9') && c != '$':
+			n := 1
+			for n < len(s) && identifierByte(s[n]) {
+				n++
+			}
+			if name := strings.ToLower(s[:n]); instanceFunctions[name] && opensCall(s[n:]) {
+				return name
+			}
+			s = s[n:]
+		case '0' <= c && c <= '9': // a number's digits; a name right after them is read as one
+			n := 1
+			for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+				n++
+			}
+			s = s[n:]
+		default:
+			s = s[1:]
+		}
+	}
+	return ""
+}
+
+// skipQuoted returns s after the literal that s, just past its opening quote q, holds:
+// doubled quotes stand for one, and with backslashes set a backslash escapes the next byte.
+// An unterminated literal leaves nothing (DuckDB refuses the text).
+func skipQuoted(s string, q byte, backslashes bool) string {
+	for i := 0; i < len(s); i++ {
+		switch {
+		case backslashes && s[i] == '\\':
+			i++
+		case s[i] == q && i+1 < len(s) && s[i+1] == q:
+			i++
+		case s[i] == q:
+			return s[i+1:]
+		}
+	}
+	return ""
+}
+
+// skipDollarQuoted returns s after the dollar-quoted literal it starts with ($$...$$ or
+// $tag$...$tag$), or after its "$" when it starts none (a parameter such as $1).
+func skipDollarQuoted(s string) string {
+	n := 1
+	for n < len(s) && (identifierByte(s[n]) && s[n] != '$') {
+		n++
+	}
+	if n >= len(s) || s[n] != '$' || (n > 1 && '0' <= s[1] && s[1] <= '9') {
+		return s[1:]
+	}
+	tag := s[:n+1]
+	end := strings.Index(s[n+1:], tag)
+	if end < 0 {
+		return ""
+	}
+	return s[n+1+end+len(tag):]
+}
+
+// skipComment returns s after the comment it starts with: to the end of the line for --,
+// and to the matching */ for /*, which nest in DuckDB. An unterminated comment leaves nothing.
+func skipComment(s string) string {
+	if strings.HasPrefix(s, "--") {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			return s[i+1:]
+		}
+		return ""
+	}
+	depth := 0
+	for i := 0; i+1 < len(s); i++ {
+		switch {
+		case s[i] == '/' && s[i+1] == '*':
+			depth++
+			i++
+		case s[i] == '*' && s[i+1] == '/':
+			depth--
+			i++
+			if depth == 0 {
+				return s[i+1:]
 			}
 		}
 	}
 	return ""
 }
 
-// calledAt reports whether rest, the text after a name, opens its arguments: "(" after any
-// white space, comments and quotes.
-func calledAt(rest string) bool {
+// opensCall reports whether rest, the text after a name, opens its arguments: "(" after any
+// white space and comments.
+func opensCall(rest string) bool {
 	for {
+		rest = strings.TrimLeft(rest, " \t\n\r\f\v")
 		switch {
-		case rest == "":
-			return false
-		case rest[0] == '(':
+		case strings.HasPrefix(rest, "("):
 			return true
-		case rest[0] == '"' || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r' || rest[0] == '\f' || rest[0] == '\v':
-			rest = rest[1:]
-		case strings.HasPrefix(rest, "--"):
-			i := strings.IndexByte(rest, '\n')
-			if i < 0 {
-				return false
-			}
-			rest = rest[i+1:]
-		case strings.HasPrefix(rest, "/*"):
-			i := strings.Index(rest, "*/")
-			if i < 0 {
-				return false
-			}
-			rest = rest[i+2:]
+		case strings.HasPrefix(rest, "--") || strings.HasPrefix(rest, "/*"):
+			rest = skipComment(rest)
 		default:
 			return false
 		}

@@ -752,12 +752,29 @@ func TestPlainSelect(t *testing.T) {
 		"SELECT * FROM enable_peg_parser()", "WITH x AS (SELECT 1) SELECT * FROM disable_peg_parser()",
 		"SELECT * FROM enable_profiling()", "SELECT * FROM enable_logging('QueryLog'); SELECT 1",
 		"SELECT * FROM enable_logging /* c */ -- c\n ('QueryLog')", `SELECT * FROM "Enable_Logging" ( 'QueryLog')`,
+		// A third review: nested comments, and SQL built from strings.
+		"SELECT * FROM enable_peg_parser /* /* */ */ ()", "SELECT * FROM enable_profiling /* /**/ */ ()",
+		"SELECT * FROM query('SELECT * FROM enable' || '_logging(''QueryLog'')')",
+		`SELECT * FROM json_execute_serialized_sql('{}')`, "SELECT * FROM duckdb_logs_parsed('QueryLog')",
+		"SELECT * FROM duckdb_log_contexts()", "SELECT * FROM checkpoint()", "SELECT 1query('x')",
+		"SELECT * FROM query_table('l')", "SELECT $$x$$ || 'y', * FROM enable_logging('QueryLog')",
 	} {
 		if _, err := d.Query(ctx, q); !errors.Is(err, ErrInstanceFunction) {
 			t.Errorf("Query(%q): %v, want ErrInstanceFunction", q, err)
 		}
 		if err := d.Exec(ctx, q); !errors.Is(err, ErrInstanceFunction) {
 			t.Errorf("Exec(%q): %v, want ErrInstanceFunction", q, err)
+		}
+	}
+	// Names in literals, comments and other names are no calls.
+	for _, q := range []string{
+		"SELECT 'duckdb_logs()' AS s", "SELECT E'enable_logging(\\'x\\')' AS s", "SELECT $$query(1)$$ AS s",
+		"SELECT $t$checkpoint()$t$ AS s", "SELECT 1 AS query", "SELECT 2 -- enable_logging()\n AS s",
+		"SELECT 3 /* query() */ AS s",
+		"SELECT 'it''s enable_profiling()' AS s", `SELECT 4 AS "query"`,
+	} {
+		if _, err := d.Query(ctx, q); err != nil {
+			t.Errorf("Query(%q): %v", q, err)
 		}
 	}
 	settings, err := d.Query(ctx, "SELECT current_setting('enable_logging'), current_setting('allow_parser_override_extension')")

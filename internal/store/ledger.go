@@ -131,7 +131,7 @@ func (s *LedgerStore) Spend(ctx context.Context, c ledger.Charge, allow func(led
 		// The increment, then the read: an UPDATE ... RETURNING would save a statement, but
 		// DuckDB does not make it conflict with a plain UPDATE of the same row (SetTotal's, or
 		// a spend's second write), so a spend committed while another DB of the file changed
-		// the budget, and one of the two writes was lost (TestSpendConflictsWithABudgetChange).
+		// the budget, and one of the two writes was lost (TestSetTotalConflictsWithASpend).
 		if err := q.Exec(ctx, `UPDATE dpsql.budget SET spends = spends + 1 WHERE id = 1`); err != nil {
 			return fmt.Errorf("store: write dpsql.budget: %w", err)
 		}

@@ -128,9 +128,10 @@ func chargesTable(d backend.Dialect, name string) string {
 
 // unindexCharges copies a DuckDB dpsql.charges that an earlier dpsql created with a primary
 // key into a table without one (chargesTable), in one transaction, keeping every row; a
-// read-only database keeps its index. The index costs only time, so a copy that fails (the
-// a table of the dpsql schema referring to the charges' ids, say) leaves the table as it was and the
-// database opens all the same.
+// read-only database keeps its index. The index costs only time, so a copy that fails (a
+// table of the dpsql schema referring to the charges' ids, say, or spends that keep
+// conflicting with it) leaves the table as it was, and the database opens all the same; the
+// owner's next open tries again.
 func unindexCharges(ctx context.Context, b backend.Backend) error {
 	rows, err := b.Query(ctx, `SELECT
 		(SELECT count(*) FROM duckdb_constraints() WHERE database_name = current_database()

@@ -36,12 +36,13 @@
 // or WITH is one statement by DuckDB's grammar and goes straight in (a WITH ... INSERT is
 // refused by the read-only transaction), unless it names PIVOT (which DuckDB's parser turns
 // into a CREATE TYPE and a SELECT) or is not valid UTF-8; any other text is first read by
-// DuckDB's parser. A text that calls (outside string literals and comments) one of DuckDB's
-// table functions that change or read the whole instance's state from a SELECT
-// (enable_logging, duckdb_logs, enable_peg_parser, enable_profiling, checkpoint and the others
-// of instanceFunctions, which the locked configuration does not stop) or that run SQL built
-// from strings (query, query_table, json_execute_serialized_sql) is refused
-// (ErrInstanceFunction); so is a CTE named like one of them with a column list. Tx is read-write in both modes because the ledger must record spends; the
+// DuckDB's parser. A text that, as DuckDB's parser reads it, calls one of DuckDB's functions
+// that change or read the whole instance's state from a SELECT (enable_logging,
+// enable_peg_parser, enable_profiling, checkpoint, write_log and the others of
+// instanceFunctions, which the locked configuration does not stop), reads the instance's log
+// (duckdb_logs) or runs SQL built from strings (query, query_table, the histogram macros,
+// json_execute_serialized_sql) is refused (ErrInstanceFunction); only a text that spells one
+// of those names pays for that parse. Tx is read-write in both modes because the ledger must record spends; the
 // engine never passes analyst text to Tx.
 //
 // Views that the owner defines over files (CREATE VIEW v AS SELECT * FROM

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -348,148 +349,90 @@ func (d *DB) BecomeAnalyst(ctx context.Context) error {
 var ErrNotSingleSelect = errors.New("analyst connections run exactly one SELECT statement")
 
 // ErrInstanceFunction is wrapped by the error of an analyst-mode Query or Exec whose text
-// calls one of DuckDB's table functions that change or read the state of the whole instance
-// from a SELECT, past the locked configuration and the read-only transaction, or that run SQL
-// built from strings (outside reviews: enable_logging('QueryLog') let one connection read
-// every other's statements in duckdb_logs(); enable_peg_parser() changed the parser of every
-// connection; query() and json_execute_serialized_sql() ran such calls spelled in strings).
+// calls one of DuckDB's functions that change or read the state of the whole instance from a
+// SELECT, past the locked configuration and the read-only transaction, or that run SQL built
+// from strings, or that reads the instance's log (outside reviews: enable_logging('QueryLog')
+// let one connection read every other's statements in duckdb_logs; enable_peg_parser()
+// changed the parser of every connection; query() and json_execute_serialized_sql() ran such
+// calls spelled in strings; a text lexer was got past by DuckDB's own lexing: "\r" ending a
+// comment, Unicode spaces, E-strings continued on the next line).
 var ErrInstanceFunction = errors.New("analyst connections do not call DuckDB's functions that change or read the whole instance's state, or run SQL built from strings")
 
-// instanceFunctions are the functions ErrInstanceFunction refuses (lower case). The engine
-// never calls them.
-var instanceFunctions = map[string]bool{
-	"enable_logging": true, "disable_logging": true, "truncate_duckdb_logs": true,
-	"duckdb_logs": true, "duckdb_logs_parsed": true, "duckdb_log_contexts": true,
-	"enable_peg_parser": true, "disable_peg_parser": true, "check_peg_parser": true,
-	"enable_profiling": true, "disable_profiling": true, "checkpoint": true, "force_checkpoint": true,
-	"query": true, "query_table": true, "json_execute_serialized_sql": true,
+// instanceFunctions are the functions ErrInstanceFunction refuses, and instanceRelations the
+// relations (lower case). The engine never names them.
+var (
+	instanceFunctions = map[string]bool{
+		"enable_logging": true, "disable_logging": true, "truncate_duckdb_logs": true, "write_log": true,
+		"duckdb_logs": true, "duckdb_logs_parsed": true, "duckdb_log_contexts": true,
+		"enable_peg_parser": true, "disable_peg_parser": true, "check_peg_parser": true,
+		"enable_profiling": true, "disable_profiling": true, "checkpoint": true, "force_checkpoint": true,
+		"query": true, "query_table": true, "json_execute_serialized_sql": true,
+		"histogram": true, "histogram_values": true, // table macros over query_table
+	}
+	instanceRelations = map[string]bool{"duckdb_logs": true, "duckdb_log_contexts": true}
+)
+
+// mentionsInstanceState reports whether query holds, in any case, the name of one of
+// instanceFunctions or instanceRelations: DuckDB calls a function or reads a relation only
+// by a text that spells its name, so only such texts need DuckDB's parse (instanceCall).
+func mentionsInstanceState(query string) bool {
+	lower := []byte(query)
+	for i, b := range lower {
+		if 'A' <= b && b <= 'Z' {
+			lower[i] = b + ('a' - 'A')
+		}
+	}
+	text := string(lower)
+	for _, names := range []map[string]bool{instanceFunctions, instanceRelations} {
+		for name := range names {
+			if strings.Contains(text, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// instanceFunction returns the first of instanceFunctions that query calls, or "": a name
-// (bare or double-quoted, in any case) followed by "(" after any white space and comments. It
-// reads the text as DuckDB's lexer does where it matters: string literals ('...' with ”,
-// E'...' with backslash escapes, $tag$...$tag$) and comments (--, nested /* */) are skipped,
-// so a name in a literal is no call, and a call cannot hide behind a comment.
-func instanceFunction(query string) string {
-	s := query
-	for len(s) > 0 {
-		c := s[0]
-		switch {
-		case c == '\'':
-			s = skipQuoted(s[1:], '\'', false)
-		case (c == 'e' || c == 'E') && len(s) > 1 && s[1] == '\'':
-			s = skipQuoted(s[2:], '\'', true)
-		case c == '$':
-			s = skipDollarQuoted(s)
-		case strings.HasPrefix(s, "--") || strings.HasPrefix(s, "/*"):
-			s = skipComment(s)
-		case c == '"':
-			end := strings.IndexByte(s[1:], '"')
-			if end < 0 {
-				return ""
-			}
-			name, rest := s[1:1+end], s[2+end:]
-			if instanceFunctions[strings.ToLower(name)] && opensCall(rest) {
-				return strings.ToLower(name)
-			}
-			s = rest
-		case identifierByte(c) && !('0' <= c && c <= '9') && c != '$':
-			n := 1
-			for n < len(s) && identifierByte(s[n]) {
-				n++
-			}
-			if name := strings.ToLower(s[:n]); instanceFunctions[name] && opensCall(s[n:]) {
+// instanceCall returns the first of instanceFunctions that DuckDB's parse of query calls, or
+// of instanceRelations that it reads, or "": it reads the tree json_serialize_sql gives, so it
+// sees the text as DuckDB does (no literal, comment or spacing can hide a call from it, and a
+// name in a literal or an alias is no call). A text DuckDB cannot parse, or that is not one
+// SELECT, has no tree here: readOnly refuses it as ever.
+func instanceCall(ctx context.Context, c *sql.Conn, query string) (string, error) {
+	var tree sql.NullString
+	if err := c.QueryRowContext(ctx, "SELECT CAST(json_serialize_sql(CAST($1 AS VARCHAR)) AS VARCHAR)", query).Scan(&tree); err != nil {
+		return "", wrap(ctx, err)
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(tree.String), &doc); err != nil {
+		return "", fmt.Errorf("duckdb: read DuckDB's parse: %w", err)
+	}
+	return instanceNode(doc), nil
+}
+
+// instanceNode returns the first instance function or relation named in the parse tree v.
+func instanceNode(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		if name, ok := v["function_name"].(string); ok && instanceFunctions[strings.ToLower(name)] {
+			return strings.ToLower(name)
+		}
+		if name, ok := v["table_name"].(string); ok && v["type"] == "BASE_TABLE" && instanceRelations[strings.ToLower(name)] {
+			return strings.ToLower(name)
+		}
+		for _, child := range v {
+			if name := instanceNode(child); name != "" {
 				return name
 			}
-			s = s[n:]
-		case '0' <= c && c <= '9': // a number's digits; a name right after them is read as one
-			n := 1
-			for n < len(s) && '0' <= s[n] && s[n] <= '9' {
-				n++
-			}
-			s = s[n:]
-		default:
-			s = s[1:]
 		}
-	}
-	return ""
-}
-
-// skipQuoted returns s after the literal that s, just past its opening quote q, holds:
-// doubled quotes stand for one, and with backslashes set a backslash escapes the next byte.
-// An unterminated literal leaves nothing (DuckDB refuses the text).
-func skipQuoted(s string, q byte, backslashes bool) string {
-	for i := 0; i < len(s); i++ {
-		switch {
-		case backslashes && s[i] == '\\':
-			i++
-		case s[i] == q && i+1 < len(s) && s[i+1] == q:
-			i++
-		case s[i] == q:
-			return s[i+1:]
-		}
-	}
-	return ""
-}
-
-// skipDollarQuoted returns s after the dollar-quoted literal it starts with ($$...$$ or
-// $tag$...$tag$), or after its "$" when it starts none (a parameter such as $1).
-func skipDollarQuoted(s string) string {
-	n := 1
-	for n < len(s) && (identifierByte(s[n]) && s[n] != '$') {
-		n++
-	}
-	if n >= len(s) || s[n] != '$' || (n > 1 && '0' <= s[1] && s[1] <= '9') {
-		return s[1:]
-	}
-	tag := s[:n+1]
-	end := strings.Index(s[n+1:], tag)
-	if end < 0 {
-		return ""
-	}
-	return s[n+1+end+len(tag):]
-}
-
-// skipComment returns s after the comment it starts with: to the end of the line for --,
-// and to the matching */ for /*, which nest in DuckDB. An unterminated comment leaves nothing.
-func skipComment(s string) string {
-	if strings.HasPrefix(s, "--") {
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			return s[i+1:]
-		}
-		return ""
-	}
-	depth := 0
-	for i := 0; i+1 < len(s); i++ {
-		switch {
-		case s[i] == '/' && s[i+1] == '*':
-			depth++
-			i++
-		case s[i] == '*' && s[i+1] == '/':
-			depth--
-			i++
-			if depth == 0 {
-				return s[i+1:]
+	case []any:
+		for _, child := range v {
+			if name := instanceNode(child); name != "" {
+				return name
 			}
 		}
 	}
 	return ""
-}
-
-// opensCall reports whether rest, the text after a name, opens its arguments: "(" after any
-// white space and comments.
-func opensCall(rest string) bool {
-	for {
-		rest = strings.TrimLeft(rest, " \t\n\r\f\v")
-		switch {
-		case strings.HasPrefix(rest, "("):
-			return true
-		case strings.HasPrefix(rest, "--") || strings.HasPrefix(rest, "/*"):
-			rest = skipComment(rest)
-		default:
-			return false
-		}
-	}
 }
 
 // Query runs one statement and reads all its rows. In analyst mode the text must be exactly
@@ -548,14 +491,21 @@ func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 // (docs/benchmarks.md). When such a text fails, the parse runs after all, so that a text that
 // is not a single SELECT still fails with ErrNotSingleSelect.
 func (d *DB) readOnly(ctx context.Context, query string, fn func(*sql.Conn) error) error {
-	if f := instanceFunction(query); f != "" {
-		return fmt.Errorf("duckdb: %w: %s", ErrInstanceFunction, f)
-	}
 	c, err := d.db.Conn(ctx)
 	if err != nil {
 		return wrap(ctx, err)
 	}
 	defer c.Close()
+	if mentionsInstanceState(query) {
+		// Outside any transaction: the parse reads nothing.
+		name, err := instanceCall(ctx, c, query)
+		if err != nil {
+			return err
+		}
+		if name != "" {
+			return fmt.Errorf("duckdb: %w: %s", ErrInstanceFunction, name)
+		}
+	}
 	defer endOnPanic(ctx, c)
 	plain := plainSelect(query)
 	if plain {

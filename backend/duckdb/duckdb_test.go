@@ -756,8 +756,15 @@ func TestPlainSelect(t *testing.T) {
 		"SELECT * FROM enable_peg_parser /* /* */ */ ()", "SELECT * FROM enable_profiling /* /**/ */ ()",
 		"SELECT * FROM query('SELECT * FROM enable' || '_logging(''QueryLog'')')",
 		`SELECT * FROM json_execute_serialized_sql('{}')`, "SELECT * FROM duckdb_logs_parsed('QueryLog')",
-		"SELECT * FROM duckdb_log_contexts()", "SELECT * FROM checkpoint()", "SELECT 1query('x')",
+		"SELECT * FROM duckdb_log_contexts()", "SELECT * FROM checkpoint()",
 		"SELECT * FROM query_table('l')", "SELECT $$x$$ || 'y', * FROM enable_logging('QueryLog')",
+		// A fourth review: what DuckDB's lexer reads differently from a hand-written one.
+		"SELECT * FROM --\renable_logging('QueryLog')", "SELECT * FROM enable_logging --\r('QueryLog')",
+		"SELECT * FROM enable_logging\u00a0('QueryLog')", "SELECT * FROM query\u3000('SELECT 1')",
+		"SELECT * FROM checkpoint\ufeff()", "SELECT E'a'\n'\\'' AS s, * FROM enable_logging($$QueryLog$$) --'",
+		"SELECT * FROM duckdb_logs", "SELECT * FROM system.main.DUCKDB_LOGS",
+		"SELECT * FROM histogram_values('duckdb_logs', type)", "SELECT write_log('x')",
+		"SELECT * FROM json_execute_serialized_sql\u00a0(json_serialize_sql('SELECT 41 AS y'))",
 	} {
 		if _, err := d.Query(ctx, q); !errors.Is(err, ErrInstanceFunction) {
 			t.Errorf("Query(%q): %v, want ErrInstanceFunction", q, err)
@@ -770,7 +777,8 @@ func TestPlainSelect(t *testing.T) {
 	for _, q := range []string{
 		"SELECT 'duckdb_logs()' AS s", "SELECT E'enable_logging(\\'x\\')' AS s", "SELECT $$query(1)$$ AS s",
 		"SELECT $t$checkpoint()$t$ AS s", "SELECT 1 AS query", "SELECT 2 -- enable_logging()\n AS s",
-		"SELECT 3 /* query() */ AS s",
+		"SELECT 3 /* query() */ AS s", "SELECT * FROM l AS query(x)", "SELECT * FROM unnest([1, 2]) AS checkpoint(c)",
+		"WITH query(x) AS (SELECT 1) SELECT * FROM query", "SELECT E'a'\n'\\'query()' AS s", "SELECT 'a\u00a0query(' AS s",
 		"SELECT 'it''s enable_profiling()' AS s", `SELECT 4 AS "query"`,
 	} {
 		if _, err := d.Query(ctx, q); err != nil {

@@ -367,14 +367,21 @@ var (
 		"enable_peg_parser": true, "disable_peg_parser": true, "check_peg_parser": true,
 		"enable_profiling": true, "disable_profiling": true, "checkpoint": true, "force_checkpoint": true,
 		"query": true, "query_table": true, "json_execute_serialized_sql": true,
-		"histogram": true, "histogram_values": true, // table macros over query_table
 	}
+	// instanceTableFunctions are refused as table functions only: histogram is also an
+	// aggregate.
+	instanceTableFunctions = map[string]bool{"histogram": true, "histogram_values": true} // macros over query_table
+	// instanceRelations are refused when read without a database name or from the system's
+	// or temp (the engine names every relation with its database).
 	instanceRelations = map[string]bool{"duckdb_logs": true, "duckdb_log_contexts": true}
 )
 
 // mentionsInstanceState reports whether query holds, in any case, the name of one of
-// instanceFunctions or instanceRelations: DuckDB calls a function or reads a relation only
-// by a text that spells its name, so only such texts need DuckDB's parse (instanceCall).
+// instanceFunctions, instanceTableFunctions or instanceRelations as a word: DuckDB calls a
+// function or reads a relation only by a text that spells its name, so only such texts need
+// DuckDB's parse (instanceCall). A word ends where an ASCII letter, digit, "_" or "$" does not
+// follow: any other byte may be a separator to DuckDB (it reads Unicode spaces as spaces), so
+// an identifier such as query_id pays nothing, and "\u00a0query" pays the parse.
 func mentionsInstanceState(query string) bool {
 	lower := []byte(query)
 	for i, b := range lower {
@@ -383,10 +390,22 @@ func mentionsInstanceState(query string) bool {
 		}
 	}
 	text := string(lower)
-	for _, names := range []map[string]bool{instanceFunctions, instanceRelations} {
+	word := func(b byte) bool {
+		return b == '_' || b == '$' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9'
+	}
+	for _, names := range []map[string]bool{instanceFunctions, instanceTableFunctions, instanceRelations} {
 		for name := range names {
-			if strings.Contains(text, name) {
-				return true
+			for from := 0; ; {
+				i := strings.Index(text[from:], name)
+				if i < 0 {
+					break
+				}
+				i += from
+				end := i + len(name)
+				if (i == 0 || !word(text[i-1])) && (end == len(text) || !word(text[end])) {
+					return true
+				}
+				from = i + 1
 			}
 		}
 	}
@@ -407,6 +426,13 @@ func instanceCall(ctx context.Context, c *sql.Conn, query string) (string, error
 	if err := json.Unmarshal([]byte(tree.String), &doc); err != nil {
 		return "", fmt.Errorf("duckdb: read DuckDB's parse: %w", err)
 	}
+	if m, ok := doc.(map[string]any); ok && m["error"] == true {
+		// No tree to look into: a text that is not SELECTs (WITH ... INSERT ... FROM
+		// enable_logging(...), which only the read-only transaction stopped, before the
+		// function ran: an outside review) or does not parse. Refused as such.
+		msg, _ := m["error_message"].(string)
+		return "", fmt.Errorf("duckdb: %w: %s", ErrNotSingleSelect, msg)
+	}
 	return instanceNode(doc), nil
 }
 
@@ -417,8 +443,15 @@ func instanceNode(v any) string {
 		if name, ok := v["function_name"].(string); ok && instanceFunctions[strings.ToLower(name)] {
 			return strings.ToLower(name)
 		}
+		if f, ok := v["function"].(map[string]any); ok && v["type"] == "TABLE_FUNCTION" {
+			if name, ok := f["function_name"].(string); ok && instanceTableFunctions[strings.ToLower(name)] {
+				return strings.ToLower(name)
+			}
+		}
 		if name, ok := v["table_name"].(string); ok && v["type"] == "BASE_TABLE" && instanceRelations[strings.ToLower(name)] {
-			return strings.ToLower(name)
+			if db, _ := v["catalog_name"].(string); db == "" || strings.EqualFold(db, "system") || strings.EqualFold(db, "temp") {
+				return strings.ToLower(name)
+			}
 		}
 		for _, child := range v {
 			if name := instanceNode(child); name != "" {

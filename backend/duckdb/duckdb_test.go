@@ -694,7 +694,7 @@ func TestPlainSelect(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "p.db")
 	o := open(t, path, Options{Mode: backend.Owner})
-	if err := o.Exec(ctx, "CREATE TABLE l (a BIGINT); INSERT INTO l VALUES (1)"); err != nil {
+	if err := o.Exec(ctx, "CREATE TABLE l (a BIGINT); INSERT INTO l VALUES (1); CREATE TABLE duckdb_logs (a INTEGER)"); err != nil {
 		t.Fatal(err)
 	}
 	o.Close()
@@ -765,6 +765,7 @@ func TestPlainSelect(t *testing.T) {
 		"SELECT * FROM duckdb_logs", "SELECT * FROM system.main.DUCKDB_LOGS",
 		"SELECT * FROM histogram_values('duckdb_logs', type)", "SELECT write_log('x')",
 		"SELECT * FROM json_execute_serialized_sql\u00a0(json_serialize_sql('SELECT 41 AS y'))",
+		"SELECT * FROM histogram('l', a)", "SUMMARIZE FROM query('SELECT 1')", "DESCRIBE duckdb_logs",
 	} {
 		if _, err := d.Query(ctx, q); !errors.Is(err, ErrInstanceFunction) {
 			t.Errorf("Query(%q): %v, want ErrInstanceFunction", q, err)
@@ -779,10 +780,35 @@ func TestPlainSelect(t *testing.T) {
 		"SELECT $t$checkpoint()$t$ AS s", "SELECT 1 AS query", "SELECT 2 -- enable_logging()\n AS s",
 		"SELECT 3 /* query() */ AS s", "SELECT * FROM l AS query(x)", "SELECT * FROM unnest([1, 2]) AS checkpoint(c)",
 		"WITH query(x) AS (SELECT 1) SELECT * FROM query", "SELECT E'a'\n'\\'query()' AS s", "SELECT 'a\u00a0query(' AS s",
+		// histogram is an aggregate too (a fifth review).
+		"SELECT histogram(a) FROM l", "SELECT histogram(a) OVER () FROM l",
+		// An owner's table named like DuckDB's log, named with its database as the engine names
+		// every relation.
+		`SELECT * FROM "p"."main"."duckdb_logs"`,
 		"SELECT 'it''s enable_profiling()' AS s", `SELECT 4 AS "query"`,
 	} {
 		if _, err := d.Query(ctx, q); err != nil {
 			t.Errorf("Query(%q): %v", q, err)
+		}
+	}
+	// A text whose parse has no tree (not SELECTs) is refused by the check itself, not left to
+	// the read-only transaction to stop before the function runs (a fifth review).
+	for _, q := range []string{
+		"WITH x AS (SELECT 1) INSERT INTO l SELECT 1 FROM enable_logging('QueryLog')",
+		"WITH x AS (SELECT 1) DELETE FROM l USING checkpoint()",
+	} {
+		// Refused before DuckDB runs it: not by the read-only transaction.
+		if _, err := d.Query(ctx, q); !errors.Is(err, ErrNotSingleSelect) || strings.Contains(err.Error(), "read-only") {
+			t.Errorf("Query(%q): %v, want ErrNotSingleSelect before it runs", q, err)
+		}
+	}
+	for text, want := range map[string]bool{
+		"SELECT 1 AS query_x": false, "SELECT search_query FROM t": false, "SELECT checkpoint_ts FROM t": false,
+		"SELECT * FROM query('x')": true, "SELECT 1 AS QUERY": true, "SELECT\u00a0query('x')": true,
+		`SELECT "Histogram"(a) FROM t`: true, "SELECT * FROM t.duckdb_logs": true, "SELECT 1 AS query$": false,
+	} {
+		if got := mentionsInstanceState(text); got != want {
+			t.Errorf("mentionsInstanceState(%q) = %v, want %v", text, got, want)
 		}
 	}
 	settings, err := d.Query(ctx, "SELECT current_setting('enable_logging'), current_setting('allow_parser_override_extension')")

@@ -523,6 +523,10 @@ func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 // refuses it, as it always did). The parse cost about 0.7 ms of each analyst statement
 // (docs/benchmarks.md). When such a text fails, the parse runs after all, so that a text that
 // is not a single SELECT still fails with ErrNotSingleSelect.
+//
+// Before any of it, a text that spells the name of one of DuckDB's instance-wide functions
+// (mentionsInstanceState) is parsed to find whether it calls one (instanceCall): those are
+// refused with ErrInstanceFunction whatever the transaction.
 func (d *DB) readOnly(ctx context.Context, query string, fn func(*sql.Conn) error) error {
 	c, err := d.db.Conn(ctx)
 	if err != nil {

@@ -412,11 +412,12 @@ func mentionsInstanceState(query string) bool {
 	return false
 }
 
-// instanceCall returns the first of instanceFunctions that DuckDB's parse of query calls, or
-// of instanceRelations that it reads, or "": it reads the tree json_serialize_sql gives, so it
-// sees the text as DuckDB does (no literal, comment or spacing can hide a call from it, and a
-// name in a literal or an alias is no call). A text DuckDB cannot parse, or that is not one
-// SELECT, has no tree here: readOnly refuses it as ever.
+// instanceCall returns the first of instanceFunctions (or instanceTableFunctions, as table
+// functions) that DuckDB's parse of query calls, or of instanceRelations that it reads, or "":
+// it reads the tree json_serialize_sql gives, so it sees the text as DuckDB does (no literal,
+// comment or spacing can hide a call from it, and a name in a literal or an alias is no call).
+// A text DuckDB cannot parse, or that is not SELECTs, has no tree: it is refused here with
+// ErrNotSingleSelect.
 func instanceCall(ctx context.Context, c *sql.Conn, query string) (string, error) {
 	var tree sql.NullString
 	if err := c.QueryRowContext(ctx, "SELECT CAST(json_serialize_sql(CAST($1 AS VARCHAR)) AS VARCHAR)", query).Scan(&tree); err != nil {
@@ -598,8 +599,9 @@ func containsFold(s, w string) bool {
 	return false
 }
 
-// identifierByte reports whether b can continue a keyword or identifier (non-ASCII bytes can,
-// in DuckDB's lexer).
+// identifierByte reports whether b may continue a keyword or identifier. A non-ASCII byte
+// counts as one, though DuckDB reads some (Unicode spaces) as white space: plainSelect then
+// sends "SELECT\u00a0..." through the parse, the safe side.
 func identifierByte(b byte) bool {
 	return b == '_' || b == '$' || b >= 0x80 || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
 }

@@ -383,13 +383,7 @@ var (
 // follow: any other byte may be a separator to DuckDB (it reads Unicode spaces as spaces), so
 // an identifier such as query_id pays nothing, and "\u00a0query" pays the parse.
 func mentionsInstanceState(query string) bool {
-	lower := []byte(query)
-	for i, b := range lower {
-		if 'A' <= b && b <= 'Z' {
-			lower[i] = b + ('a' - 'A')
-		}
-	}
-	text := string(lower)
+	text := lowerASCII(query)
 	word := func(b byte) bool {
 		return b == '_' || b == '$' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9'
 	}
@@ -577,7 +571,7 @@ func (d *DB) readOnly(ctx context.Context, query string, fn func(*sql.Conn) erro
 // the keyword SELECT or WITH, is valid UTF-8 and does not name PIVOT: a single statement, as
 // readOnly explains.
 func plainSelect(query string) bool {
-	if strings.IndexByte(query, ';') >= 0 || !utf8.ValidString(query) || containsFold(query, "pivot") {
+	if strings.IndexByte(query, ';') >= 0 || !utf8.ValidString(query) || strings.Contains(lowerASCII(query), "pivot") {
 		return false
 	}
 	s := strings.TrimLeft(query, " \t\n\r\f\v")
@@ -589,14 +583,16 @@ func plainSelect(query string) bool {
 	return false
 }
 
-// containsFold reports whether s contains the ASCII word w (lower case) in any case.
-func containsFold(s, w string) bool {
-	for i := 0; i+len(w) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(w)], w) {
-			return true
+// lowerASCII is s with its ASCII capitals in lower case and every other byte as it is (DuckDB
+// folds only ASCII letters in names and keywords).
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
 		}
 	}
-	return false
+	return string(b)
 }
 
 // identifierByte reports whether b may continue a keyword or identifier. A non-ASCII byte

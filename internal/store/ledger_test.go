@@ -235,6 +235,16 @@ func TestLedgerChargesRecorded(t *testing.T) {
 	}
 }
 
+// indexChargesAsBefore turns dpsql.charges into the layout an earlier dpsql gave it on
+// DuckDB, its id a primary key, keeping its rows.
+var indexChargesAsBefore = []string{
+	`CREATE TABLE dpsql.indexed (id BIGINT PRIMARY KEY, charged_at TIMESTAMP NOT NULL,
+		epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, query TEXT NOT NULL, analyst TEXT)`,
+	`INSERT INTO dpsql.indexed SELECT * FROM dpsql.charges`,
+	`DROP TABLE dpsql.charges`,
+	`ALTER TABLE dpsql.indexed RENAME TO charges`,
+}
+
 // On DuckDB dpsql.charges has no index (its checkpoint after each charge rewrote the whole
 // index); a table an earlier dpsql made with a primary key is copied into one without when the
 // owner opens the database, every row kept in order, unless the database is read-only.
@@ -270,11 +280,8 @@ func TestChargesWithoutIndexOnDuckDB(t *testing.T) {
 	}
 	spend(t, l, "q1")
 	// The layout of an earlier dpsql: the id a primary key, charges of an account among them.
-	exec(t, d, `CREATE TABLE dpsql.old (id BIGINT PRIMARY KEY, charged_at TIMESTAMP NOT NULL,
-			epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, query TEXT NOT NULL, analyst TEXT)`,
-		`INSERT INTO dpsql.old SELECT * FROM dpsql.charges`,
-		`INSERT INTO dpsql.old VALUES (2, TIMESTAMP '2026-01-02 03:04:05', 0.25, 1e-7, 'q2', 'ann')`,
-		`DROP TABLE dpsql.charges`, `ALTER TABLE dpsql.old RENAME TO charges`)
+	exec(t, d, indexChargesAsBefore...)
+	exec(t, d, `INSERT INTO dpsql.charges VALUES (2, TIMESTAMP '2026-01-02 03:04:05', 0.25, 1e-7, 'q2', 'ann')`)
 	d.Close()
 
 	ro := open(t, path, duckdb.Options{Mode: backend.Owner, ReadOnly: true})
@@ -315,11 +322,8 @@ func TestChargesWithoutIndexOnDuckDB(t *testing.T) {
 
 	// A copy that cannot be made (a table of the schema refers to the charges' ids) leaves the
 	// indexed table, and the database opens.
-	exec(t, d, `CREATE TABLE dpsql.old (id BIGINT PRIMARY KEY, charged_at TIMESTAMP NOT NULL,
-			epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, query TEXT NOT NULL, analyst TEXT)`,
-		`INSERT INTO dpsql.old SELECT * FROM dpsql.charges`,
-		`DROP TABLE dpsql.charges`, `ALTER TABLE dpsql.old RENAME TO charges`,
-		`CREATE TABLE dpsql.audit_notes (charge BIGINT REFERENCES dpsql.charges (id), note TEXT)`,
+	exec(t, d, indexChargesAsBefore...)
+	exec(t, d, `CREATE TABLE dpsql.audit_notes (charge BIGINT REFERENCES dpsql.charges (id), note TEXT)`,
 		`INSERT INTO dpsql.audit_notes VALUES (2, 'checked')`)
 	d.Close()
 	d = owner(t, path)
@@ -346,10 +350,8 @@ func TestChargesCopyKeepsConcurrentSpends(t *testing.T) {
 		if err := l.SetTotal(ctx, ledger.Budget{}, true); err != nil {
 			t.Fatal(err)
 		}
-		exec(t, a, `DROP TABLE dpsql.charges`,
-			`CREATE TABLE dpsql.charges (id BIGINT PRIMARY KEY, charged_at TIMESTAMP NOT NULL,
-				epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, query TEXT NOT NULL, analyst TEXT)`,
-			`INSERT INTO dpsql.charges SELECT i + 1, TIMESTAMP '2026-01-01', 0.1, 0, 'old ' || i, NULL FROM range(50000) r(i)`,
+		exec(t, a, indexChargesAsBefore...)
+		exec(t, a, `INSERT INTO dpsql.charges SELECT i + 1, TIMESTAMP '2026-01-01', 0.1, 0, 'old ' || i, NULL FROM range(50000) r(i)`,
 			`UPDATE dpsql.budget SET spends = 50000`)
 		b := owner(t, path)
 		lb := ledger.New(store.NewLedgerStore(b))

@@ -27,6 +27,19 @@ func open(t *testing.T, path string, opts Options) *DB {
 	return d
 }
 
+// ownedFile creates the database file name in a temporary directory as its owner, runs setup
+// there, closes it and returns its path: the file an analyst's test then opens.
+func ownedFile(t *testing.T, name, setup string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	o := open(t, path, Options{Mode: backend.Owner})
+	if err := o.Exec(context.Background(), setup); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	return path
+}
+
 // TestDecimalsExact: DECIMAL values come back exactly, with their scale, including digits a
 // float64 does not hold and decimals inside lists.
 func TestDecimalsExact(t *testing.T) {
@@ -556,12 +569,7 @@ func TestConcurrentAnalystOpens(t *testing.T) {
 
 func TestAnalystTxCanWrite(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "l.db")
-	o := open(t, path, Options{Mode: backend.Owner})
-	if err := o.Exec(ctx, "CREATE TABLE l (a BIGINT)"); err != nil {
-		t.Fatal(err)
-	}
-	o.Close()
+	path := ownedFile(t, "l.db", "CREATE TABLE l (a BIGINT)")
 	d := open(t, path, Options{Mode: backend.Analyst})
 	if err := d.Tx(ctx, func(q backend.Querier) error { return q.Exec(ctx, "INSERT INTO l VALUES ($1)", 7) }); err != nil {
 		t.Fatalf("analyst Tx insert: %v", err)
@@ -628,12 +636,7 @@ func TestTxRetriesDeterministicConflict(t *testing.T) {
 // write transaction works next) and every analyst statement still runs read-only.
 func TestAnalystCheckEndsItsTransaction(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "c.db")
-	o := open(t, path, Options{Mode: backend.Owner})
-	if err := o.Exec(ctx, "CREATE TABLE l (a BIGINT); CREATE SEQUENCE s"); err != nil {
-		t.Fatal(err)
-	}
-	o.Close()
+	path := ownedFile(t, "c.db", "CREATE TABLE l (a BIGINT); CREATE SEQUENCE s")
 	d := open(t, path, Options{Mode: backend.Analyst})
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
@@ -692,12 +695,7 @@ func TestPlainSelect(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "p.db")
-	o := open(t, path, Options{Mode: backend.Owner})
-	if err := o.Exec(ctx, "CREATE TABLE l (a BIGINT); INSERT INTO l VALUES (1); CREATE TABLE duckdb_logs (a INTEGER)"); err != nil {
-		t.Fatal(err)
-	}
-	o.Close()
+	path := ownedFile(t, "p.db", "CREATE TABLE l (a BIGINT); INSERT INTO l VALUES (1); CREATE TABLE duckdb_logs (a INTEGER)")
 	d := open(t, path, Options{Mode: backend.Analyst})
 	pivotTypes := func() any {
 		rows, err := d.Query(ctx, "SELECT count(*) FROM duckdb_types() WHERE type_name ILIKE '%pivot%'")
@@ -847,12 +845,7 @@ func TestTxEndsALeakedTransaction(t *testing.T) {
 // DB closes; every write is in the file after Close, and a later open reads them all.
 func TestCheckpointAfterWrites(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "c.db")
-	o := open(t, path, Options{Mode: backend.Owner})
-	if err := o.Exec(ctx, "CREATE TABLE big AS SELECT range AS i FROM range(3000000); CREATE TABLE charges (n BIGINT)"); err != nil {
-		t.Fatal(err)
-	}
-	o.Close()
+	path := ownedFile(t, "c.db", "CREATE TABLE big AS SELECT range AS i FROM range(3000000); CREATE TABLE charges (n BIGINT)")
 
 	d, err := Open(ctx, path, Options{Mode: backend.Analyst, CheckpointAfterWrites: true})
 	if err != nil {
